@@ -19,8 +19,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-# Largest temporary (in elements) built for per-channel decays; bounds memory for long sequences.
-_PER_CHANNEL_BUDGET = 2 ** 22
+# Largest temporary (in elements) built for decay masks; bounds memory for long sequences.
+_BUDGET = 2 ** 22
 
 
 def _causal_mask(C, strict, device):
@@ -36,9 +36,14 @@ def decayed_scores(x, gx, y, gy, strict=False):
     mask = _causal_mask(C, strict, x.device)
     if gx is None:
         return (x @ y.transpose(-1, -2)).masked_fill(~mask, 0.0)
-    if gx.shape[-1] == 1:  # one decay per token: a [C, C] mask, as in SSD
-        log_mask = (gx - gy.transpose(-1, -2)).masked_fill(~mask, -math.inf)
-        return (x @ y.transpose(-1, -2)) * log_mask.exp()
+    if gx.shape[-1] == 1:  # one decay per token: a [C, C] mask, as in SSD, in row blocks
+        rows = max(1, _BUDGET // (x[..., :1, :1].numel() * C))
+        blocks = []
+        for t0 in range(0, C, rows):
+            rs = slice(t0, t0 + rows)
+            log_mask = (gx[..., rs, :] - gy.transpose(-1, -2)).masked_fill(~mask[rs], -math.inf)
+            blocks.append((x[..., rs, :] @ y.transpose(-1, -2)) * log_mask.exp())
+        return torch.cat(blocks, dim=-2)
     return _per_channel_scores(x, gx, y, gy, strict)
 
 
@@ -64,7 +69,7 @@ def _per_channel_scores(x, gx, y, gy, strict):
     # earlier columns: R_0 = 0 (block 0 has none), R_I = gy at s_I − 1
     R = torch.cat([torch.zeros_like(gy[..., :1, :]), gy[..., c - 1:-1:c, :]], -2)[..., :n, :].unsqueeze(-2)  # [.., n, 1, D]
     earlier = torch.arange(n * c, device=x.device)[None, :] < torch.arange(n, device=x.device)[:, None] * c
-    group = max(1, _PER_CHANNEL_BUDGET // (x[..., :1, :1].numel() * n * c * D))
+    group = max(1, _BUDGET // (x[..., :1, :1].numel() * n * c * D))
     off = []
     for i in range(0, n, group):
         bs = slice(i, i + group)
@@ -91,31 +96,31 @@ def dplr_blocks(q, k, v, g=None, a=None, b=None, u=None, read_before=False):
     G_read = G_before if read_before else G
     exp_or_one = (lambda x: x.exp()) if g is not None else (lambda x: 1.0)
 
-    o_intra = decayed_scores(q, G_read, k, G, strict=read_before) @ v          # [.., C, d_v]
-    if u is not None:  # RWKV-6 bonus: the current token read through u, before it is written
-        o_intra = o_intra + (q * u * k).sum(-1, keepdim=True) * v
     q_state = q * exp_or_one(G_read)                                             # [.., C, d_k]
     to_end = exp_or_one(G[..., -1:, :] - G) if g is not None else 1.0            # decay j → chunk end
-    end_decay = exp_or_one(G[..., -1:, :]) if g is not None else None            # [.., 1, 1|d_k]
+    diagonal = exp_or_one(G[..., -1:, :]) if g is not None else torch.ones_like(q[..., :1, :1])
+    diagonal = diagonal.expand(*q.shape[:-2], 1, q.shape[-1])                    # [.., 1, d_k]
     write = v.transpose(-1, -2) @ (k * to_end)                                   # [.., d_v, d_k]
 
     if a is None:
-        transition = end_decay if end_decay is not None else torch.ones_like(q[..., :1, :])
-        return o_intra, q_state, transition.expand(*q.shape[:-2], 1, q.shape[-1]), write
+        o_intra = decayed_scores(q, G_read, k, G, strict=read_before) @ v      # [.., C, d_v]
+        if u is not None:  # RWKV-6 bonus: the current token read through u, before it is written
+            o_intra = o_intra + (q * u * k).sum(-1, keepdim=True) * v
+        return o_intra, q_state, diagonal, write
 
+    # the same decays weigh keys k and vectors b: build each mask once for both
+    Q_k, Q_b = decayed_scores(q, G, torch.stack([k, b]), G)                      # [.., C, C] each
+    A_ak, A_ab = decayed_scores(a, G_before, torch.stack([k, b]), G, strict=True)
     # r_t = S_{t-1} a_t = S_0 (a_t ⊙ exp(G_{t-1})) + Σ_{j<t} [A_ab]_tj r_j + [A_ak]_tj v_j
-    unit_lower = torch.eye(q.shape[-2], dtype=q.dtype, device=q.device) - decayed_scores(a, G_before, b, G, strict=True)
-    A_ak = decayed_scores(a, G_before, k, G, strict=True)
-    r_intra = torch.linalg.solve_triangular(unit_lower, A_ak @ v, upper=False, unitriangular=True)      # [.., C, d_v]
-    r_state = torch.linalg.solve_triangular(unit_lower, a * exp_or_one(G_before), upper=False,
-                                            unitriangular=True)                                         # [.., C, d_k]
-    Q_b = decayed_scores(q, G, b, G)                                            # [.., C, C]
-    o_intra = o_intra + Q_b @ r_intra
+    unit_lower = torch.eye(q.shape[-2], dtype=q.dtype, device=q.device) - A_ab
+    solve = lambda rhs: torch.linalg.solve_triangular(unit_lower, rhs, upper=False, unitriangular=True)
+    r_intra = solve(A_ak @ v)                                                    # [.., C, d_v]
+    r_state = solve(a * exp_or_one(G_before))                                    # [.., C, d_k]: r = r_intra + r_state S_0ᵀ
+    o_intra = Q_k @ v + Q_b @ r_intra
     q_state = q_state + Q_b @ r_state
     b_end = b * to_end
     write = write + r_intra.transpose(-1, -2) @ b_end
-    diagonal = end_decay.expand(*q.shape[:-2], 1, q.shape[-1]) if end_decay is not None else torch.ones_like(q[..., :1, :])
-    transition = torch.diag_embed(diagonal.squeeze(-2)) + r_state.transpose(-1, -2) @ b_end          # [.., d_k, d_k]
+    transition = torch.diag_embed(diagonal.squeeze(-2)) + r_state.transpose(-1, -2) @ b_end   # [.., d_k, d_k]
     return o_intra, q_state, transition, write
 
 
