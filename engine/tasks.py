@@ -215,7 +215,7 @@ def _capacity_data(rng, N, D, kind, R, dtype):
     again = rng.choice(N, size=R, replace=R > N) if R else np.zeros(0, dtype=np.int64)
     keys = np.concatenate([unique, unique[again]])
     targets = np.arange(N)
-    targets[again] = N + np.arange(R)                                         # later rewrites win
+    np.maximum.at(targets, again, N + np.arange(R))                           # the latest write wins
     W = N + R
     as_tensor = lambda x: torch.as_tensor(x, dtype=dtype)
     return CapacityData(keys=as_tensor(keys), values=torch.eye(W, dtype=dtype), queries=as_tensor(unique),

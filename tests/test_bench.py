@@ -1,0 +1,49 @@
+"""`python -m engine bench --quick --json` runs and reports every case it was asked for.
+
+Checks the structure only: timings depend on the machine and are never asserted.
+"""
+import contextlib
+import io
+import json
+
+from engine import bench
+
+VARIANTS = ("linear", "deltanet", "softmax")
+
+
+def test_quick_json_report():
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert bench.main(["--quick", "--json", "--variants", ",".join(VARIANTS)]) == 0
+    report = json.loads(out.getvalue())
+    cfg = report["config"]
+    assert tuple(cfg["variants"]) == VARIANTS and cfg["lengths"] and cfg["contexts"]
+
+    assert set(report["forms"]) == set(VARIANTS)
+    for variant in VARIANTS:
+        assert set(report["forms"][variant]) == {"parallel", "chunked", "recurrent"}
+        for form, by_T in report["forms"][variant].items():
+            assert set(by_T) == {str(T) for T in cfg["lengths"]}
+            for entry in by_T.values():
+                assert (entry["time_s"] is not None and entry["time_s"] > 0) or entry["skipped"], (variant, form)
+        assert {str(c) for c in cfg["contexts"]} == set(report["steps"][variant])
+        assert all(e["time_s"] > 0 for e in report["steps"][variant].values())
+
+    assert report["matmul"]["best_gflops"] > 0
+    assert all(g > 0 for g in report["matmul"]["gflops"].values())
+    assert report["chunked_linear"]["gflops"] > 0
+
+    names = {check["name"] for check in report["targets"]}
+    assert names == {"chunked_vs_recurrent", "chunked_vs_parallel", "step_flat", "chunked_gflops"}
+    for check in report["targets"]:
+        assert check["pass"] in (True, False, None) and check["target"] and check["values"]
+
+
+def test_skips_what_would_take_too_long():
+    cfg = bench.Config()
+    seconds, _ = bench.estimate("linear", "recurrent", 4096, (1024, 20.0), cfg)
+    assert seconds == 80.0                                          # linear in T
+    seconds, _ = bench.estimate("softmax", "recurrent", 4096, (1024, 5.0), cfg)
+    assert seconds == 80.0                                          # quadratic in T
+    _, gigabytes = bench.estimate("linear", "parallel", 16384, None, cfg)
+    assert gigabytes > cfg.limit_gb                                 # T×T matrices of 16384² floats
