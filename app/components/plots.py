@@ -1,0 +1,124 @@
+"""Pictures that change every animation frame: Bokeh figures whose data sources are patched in place.
+
+DESIGN §8: updating a `ColumnDataSource` costs about a millisecond per picture, a HoloViews
+DynamicMap about a hundred, so everything animated is built here from Bokeh glyphs. Colour ranges
+are set once per run (`set_limit`) and then stay fixed while the frames change, so a colour means
+the same number at every step. Colours diverge around zero (blue negative, white zero, red positive:
+ColorBrewer RdBu, safe for the common colour-vision deficiencies).
+"""
+import numpy as np
+from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FixedTicker, HoverTool,
+                          LinearColorMapper, Range1d, Title)
+from bokeh.palettes import RdBu11
+from bokeh.plotting import figure
+
+TITLE_SIZE = "16pt"
+LABEL_SIZE = "13pt"
+TICK_SIZE = "11pt"
+EMPTY = "#c9d1db"        # cells that hold nothing yet (a KV cache not filled up to there)
+
+
+def _diverging(n=255):
+    """RdBu interpolated to n colours (Bokeh lists it from blue to red: negative blue, positive red)."""
+    anchors = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RdBu11], dtype=float)
+    where = np.linspace(0, len(anchors) - 1, n)
+    low = np.floor(where).astype(int).clip(0, len(anchors) - 2)
+    frac = (where - low)[:, None]
+    rgb = anchors[low] * (1 - frac) + anchors[low + 1] * frac
+    return ["#%02x%02x%02x" % tuple(int(round(x)) for x in row) for row in rgb]
+
+
+PALETTE = _diverging()
+
+
+def _style(fig, x_label, y_label):
+    fig.title.text_font_size = TITLE_SIZE
+    fig.xaxis.axis_label = x_label
+    fig.yaxis.axis_label = y_label
+    for axis in (fig.xaxis, fig.yaxis):
+        axis.axis_label_text_font_size = LABEL_SIZE
+        axis.axis_label_text_font_style = "normal"
+        axis.major_label_text_font_size = TICK_SIZE
+    fig.toolbar_location = None
+    fig.outline_line_color = "#9aa5b1"
+    fig.grid.visible = False
+    return fig
+
+
+class MatrixPicture:
+    """A matrix as a heat map (row 0 at the top, like the matrix on paper), with a colour bar."""
+
+    def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label="value"):
+        self.rows, self.cols = rows, cols
+        self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
+        self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]})
+        self.figure = _style(figure(title=title, width=width, height=height,
+                                    x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
+        self.figure.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
+                          color_mapper=self.mapper)
+        self.figure.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(desired_num_ticks=5),
+                                        major_label_text_font_size=TICK_SIZE, width=14), "right")
+        self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
+        self.dh = rows
+
+    def set_limit(self, limit):
+        """Fix the colour range to [−limit, limit] (call once per run, not per frame)."""
+        limit = float(limit) if np.isfinite(limit) and limit > 1e-9 else 1.0
+        self.mapper.update(low=-limit, high=limit)
+
+    def set_rows(self, rows):
+        """Change the number of rows (a KV cache sized to the sequence)."""
+        self.rows = rows
+        self.figure.y_range.update(start=rows, end=0)
+        self.figure.renderers[0].glyph.dh = rows
+
+    def show(self, matrix):
+        self.source.data.update(image=[np.asarray(matrix, dtype=float)])
+
+
+class BarsPicture:
+    """One bar per entry of a vector, on a fixed vertical range (gates, attention weights)."""
+
+    def __init__(self, title, x_label, y_label, size, *, y_range=(0, 1.05), width=300, height=260,
+                 color="#3b6ea8"):
+        self.source = ColumnDataSource({"x": np.arange(size), "top": np.zeros(size)})
+        self.figure = _style(figure(title=title, width=width, height=height,
+                                    x_range=Range1d(-0.6, size - 0.4), y_range=Range1d(*y_range)),
+                             x_label, y_label)
+        self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color=color)
+        self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal")
+        self.figure.add_layout(self.subtitle, "above")       # a second line under the title (e.g. β)
+        self.figure.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label, "@top{0.000}")]))
+
+    def set_size(self, size):
+        self.figure.x_range.update(start=-0.6, end=max(size, 1) - 0.4)
+
+    def show(self, values):
+        values = np.asarray(values, dtype=float)
+        self.source.data.update(x=np.arange(len(values)), top=values)
+
+
+class RowsPicture:
+    """A few named vectors of the same length, one per row, on a shared diverging colour scale."""
+
+    def __init__(self, title, x_label, row_labels, size, *, width=340, height=220, value_label="value"):
+        self.rows = len(row_labels)
+        self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
+        self.source = ColumnDataSource({"image": [np.full((self.rows, size), np.nan)]})
+        self.figure = _style(figure(title=title, width=width, height=height,
+                                    x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
+        self.figure.image(image="image", x=0, y=0, dw=size, dh=self.rows, source=self.source,
+                          color_mapper=self.mapper)
+        self.figure.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(self.rows)])
+        self.figure.yaxis.major_label_overrides = {i + 0.5: label for i, label in enumerate(row_labels)}
+        self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
+        self.figure.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(desired_num_ticks=5),
+                                        major_label_text_font_size=TICK_SIZE, width=14), "right")
+        self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
+
+    def set_limit(self, limit):
+        limit = float(limit) if np.isfinite(limit) and limit > 1e-9 else 1.0
+        self.mapper.update(low=-limit, high=limit)
+
+    def show(self, rows):
+        self.source.data.update(image=[np.asarray(rows, dtype=float).reshape(self.rows, -1)])

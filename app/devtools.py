@@ -1,0 +1,92 @@
+"""For the UI tests and the screenshot script: a real server in a subprocess, and a browser to drive.
+
+    with running_server() as url:          # python -m app on a free localhost port, killed afterwards
+        with browser() as chromium: ...    # Debian's /usr/bin/chromium, else Playwright's own build
+"""
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-dev-shm-usage"]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_server(port=None, timeout=60):
+    """Start `python -m app` on localhost, wait until it answers, yield its base URL, then stop it."""
+    port = port or free_port()
+    log = open(ROOT / ".server.log", "w") if os.environ.get("LINEARE_SERVER_LOG") else subprocess.DEVNULL
+    process = subprocess.Popen([sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
+                                "--allow-websocket-origin", f"127.0.0.1:{port}",
+                                "--allow-websocket-origin", f"localhost:{port}"],
+                               cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited with status {process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the server did not open port {port} within {timeout} s")
+                time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)          # the server and nothing else (its own group)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def chromium_path():
+    """Debian's Chromium if installed, else None (then Playwright's own build is tried)."""
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium") or ""):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
+
+
+@contextlib.contextmanager
+def browser():
+    """A headless Chromium; raises RuntimeError when neither Debian's nor Playwright's is available."""
+    from playwright.sync_api import Error, sync_playwright
+
+    with sync_playwright() as p:
+        path = chromium_path()
+        try:
+            instance = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS) if path \
+                else p.chromium.launch(args=CHROMIUM_ARGS)
+        except Error as error:
+            raise RuntimeError(f"no usable Chromium: {error}") from error
+        try:
+            yield instance
+        finally:
+            instance.close()
+
+
+def is_local(url):
+    """True for requests that stay on this machine (and for data:/blob: URLs made by the page)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return True
+    return parts.hostname in ("localhost", "127.0.0.1")

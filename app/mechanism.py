@@ -1,0 +1,217 @@
+"""Mechanism mode: run a variant on a readable sequence without a trained model.
+
+A sequence is a list of tokens in a tiny grammar, one token per step:
+
+    Anna:21    write   store the value "21" under the key "Anna"   (k = key(Anna), v = value(21))
+    Anna?      ask     read the memory with the key "Anna"         (q = key(Anna), nothing written)
+    ·          wait    nothing written, nothing read: only the transition acts (time passes)
+
+A trained model learns its keys, values and queries; here each word gets a fixed random unit vector
+per role and head (seeded, `embedding`), with d_k = d_v = 16, and the gates come from two knobs
+(forget α, correct β) with a default per variant. A write token also queries its own key, so the
+read-out shows what the memory says about that key right after writing it.
+
+The engine does the stepping (`engine.stepping.run`); `run_sequence` returns its records with the
+decoded answers. Nothing here draws or translates: problems come back as codes for the app to word.
+"""
+import re
+import zlib
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from engine.ops import VARIANTS
+from engine.stepping import DELTA_RULE, run
+from engine.tasks import IGNORE, mqar
+
+D_K = D_V = 16
+MAX_TOKENS = 40
+MAX_CHARS = 300
+MAX_HEADS = 2
+WAIT = "·"
+
+# the variants whose transition has a forget gate α, and those that correct with β
+FORGETTING = ("retnet", "mamba2", "gla", "gated_deltanet", "rwkv6", "rwkv7", "mlstm")
+CORRECTING = DELTA_RULE
+PER_CHANNEL = ("gla", "rwkv6", "rwkv7")
+DEFAULT_ALPHA = {"retnet": 0.97, "mamba2": 0.9, "gla": 0.9, "gated_deltanet": 0.95,
+                 "rwkv6": 0.9, "rwkv7": 0.95, "mlstm": 0.95}
+DEFAULT_BETA = 1.0
+SCALE = {"softmax": 8.0}      # query scale: 1 reads a stored unit key back exactly; softmax needs a sharp one
+
+_WORD = r"\w{1,12}"
+_WRITE = re.compile(rf"^({_WORD}):({_WORD})$")
+_ASK = re.compile(rf"^({_WORD})\?$")
+_WAITS = {WAIT, ".", "-", "_"}
+
+PRESETS = {
+    # a small phone book, then questions
+    "phonebook": "Anna:21 Bruno:47 Carla:35 Dario:62 · Bruno? · Anna? Dario? · Carla?",
+    # Anna changes number: does the memory replace the old one or mix the two?
+    "overwrite": "Anna:21 Bruno:47 Anna:99 · · Anna? Bruno?",
+    # more pairs than the 16 dimensions of a key can keep apart
+    "crowd": ("Anna:26 Bruno:54 Carla:83 Dario:72 Elena:21 Fabio:92 Gina:95 Ivo:69 Luca:77 Marta:29 "
+              "Nino:78 Olga:68 Paolo:16 Rita:70 Sara:28 Tina:20 Ugo:58 Vera:56 Zeno:87 Bice:31 Ciro:48 "
+              "Dora:40 Enzo:51 Flora:37 Anna? Bruno? Carla? Dario? Elena? Fabio? Gina? Ivo?"),
+}
+
+
+@dataclass(frozen=True)
+class Token:
+    text: str               # as shown in the token strip
+    kind: str               # "write", "ask" or "wait"
+    key: str | None = None
+    value: str | None = None
+
+
+def parse(text):
+    """Tokens from typed text; returns (tokens, problems) with problems as (code, detail) pairs.
+
+    Codes: "empty", "too_long" (detail: the limit), "too_many" (detail: the limit), "unknown"
+    (detail: the offending pieces, as typed). Unknown pieces are left out; nothing raises.
+    """
+    problems = []
+    if len(text) > MAX_CHARS:
+        text = text[:MAX_CHARS]
+        problems.append(("too_long", str(MAX_CHARS)))
+    pieces = [p for p in re.split(r"[\s,;]+", text) if p]
+    tokens, unknown = [], []
+    for piece in pieces:
+        token = _token(piece)
+        if token is None:
+            unknown.append(piece)
+        else:
+            tokens.append(token)
+    if unknown:
+        problems.append(("unknown", " ".join(unknown)))
+    if len(tokens) > MAX_TOKENS:
+        tokens = tokens[:MAX_TOKENS]
+        problems.append(("too_many", str(MAX_TOKENS)))
+    if not tokens:
+        problems.append(("empty", ""))
+    return tokens, problems
+
+
+def _token(piece):
+    if piece in _WAITS:
+        return Token(WAIT, "wait")
+    if m := _WRITE.match(piece):
+        return Token(piece, "write", key=m.group(1), value=m.group(2))
+    if m := _ASK.match(piece):
+        return Token(piece, "ask", key=m.group(1))
+    return None
+
+
+def mqar_tokens(pairs, example):
+    """One MQAR example (engine.tasks.mqar, seed = example) in the grammar: kK:vV pairs, then kK? queries.
+
+    A pair's two positions become one write token (in a trained model a short convolution brings the
+    key next to its value); each query slot becomes an ask token, an empty slot a wait token.
+    """
+    seq_len = 6 * pairs                                        # the context, then 2K query slots
+    inputs, _targets = mqar(vocab_size=64, seq_len=seq_len, num_pairs=pairs, num_examples=1, seed=example)
+    ids = inputs[0].tolist()
+    tokens = [Token(f"k{ids[2 * i]}:v{ids[2 * i + 1]}", "write", key=f"k{ids[2 * i]}", value=f"v{ids[2 * i + 1]}")
+              for i in range(pairs)]
+    for position in range(2 * pairs, seq_len, 2):
+        tokens.append(Token(f"k{ids[position]}?", "ask", key=f"k{ids[position]}") if ids[position]
+                      else Token(WAIT, "wait"))
+    while tokens and tokens[-1].kind == "wait":
+        tokens.pop()
+    return tokens
+
+
+def embedding(word, role, head, seed):
+    """The fixed random unit vector of `word` as a "key" or a "value", for one head (d = 16)."""
+    rng = np.random.default_rng([seed, head, 0 if role == "key" else 1, zlib.crc32(word.encode("utf-8"))])
+    vector = rng.standard_normal(D_K if role == "key" else D_V)
+    return vector / np.linalg.norm(vector)
+
+
+@dataclass
+class Run:
+    """One variant run over one sequence: the engine's records and what the memory answered."""
+    variant: str
+    tokens: list
+    records: list           # engine.stepping.StepRecord per token
+    answers: list           # per token: (answer or None, similarity, expected or None)
+    candidates: list        # the values the read-out is decoded against
+
+
+def gates(variant, tokens, keys, heads, alpha, beta):
+    """The gate tensors of `variant` for a whole sequence, from the two knobs (see engine.ops.GATES)."""
+    T = len(tokens)
+    log_alpha = float(np.log(alpha))
+    if variant == "retnet":
+        return {"g": torch.full((heads,), log_alpha)}
+    if variant in ("mamba2",):
+        return {"g": torch.full((1, T, heads), log_alpha)}
+    if variant in PER_CHANNEL:
+        # channels forget at different speeds around α (same mean in log space), as trained gates do
+        spread = torch.linspace(0.25, 1.75, D_K)
+        g = (log_alpha * spread).expand(1, T, heads, D_K).clone()
+        found = {"g": g}
+        if variant == "rwkv6":
+            found["u"] = torch.ones(heads, D_K)
+        if variant == "rwkv7":
+            unit = keys / keys.norm(dim=-1, keepdim=True).clamp_min(1e-12)      # κ̂ (0 where no key)
+            found.update(a=-unit, b=beta * unit)
+        return found
+    if variant == "deltanet":
+        return {"beta": torch.full((1, T, heads), beta)}
+    if variant == "gated_deltanet":
+        return {"g": torch.full((1, T, heads), log_alpha), "beta": torch.full((1, T, heads), beta)}
+    if variant == "mlstm":
+        forget = min(alpha, 0.999)
+        return {"i": torch.zeros(1, T, heads), "f": torch.full((1, T, heads), float(np.log(forget / (1 - forget))))}
+    return {}
+
+
+def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=DEFAULT_BETA, seed=0):
+    """Run `variant` over `tokens` with the engine's recurrent stepper; returns a `Run`."""
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {variant!r}")
+    if not tokens:
+        raise ValueError("no tokens to run")
+    alpha = DEFAULT_ALPHA.get(variant, 1.0) if alpha is None else alpha
+    T = len(tokens)
+    q = torch.zeros(1, T, heads, D_K)
+    k = torch.zeros(1, T, heads, D_K)
+    v = torch.zeros(1, T, heads, D_V)
+    for t, token in enumerate(tokens):
+        for h in range(heads):
+            if token.key is not None:
+                q[0, t, h] = torch.from_numpy(embedding(token.key, "key", h, seed))
+            if token.kind == "write":
+                k[0, t, h] = torch.from_numpy(embedding(token.key, "key", h, seed))
+                v[0, t, h] = torch.from_numpy(embedding(token.value, "value", h, seed))
+    _o, _state, records = run(variant, q, k, v, scale=SCALE.get(variant, 1.0),
+                              **gates(variant, tokens, k, heads, alpha, beta))
+    candidates = sorted({t.value for t in tokens if t.kind == "write"})
+    return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates)
+
+
+def _answers(tokens, records, candidates, heads, seed):
+    """Decode each read-out: the stored value whose vector it points at best (cosine, mean over heads)."""
+    table = np.stack([[embedding(c, "value", h, seed) for c in candidates] for h in range(heads)]) \
+        if candidates else np.zeros((heads, 0, D_V))                                  # [H, C, d_v]
+    latest, answers = {}, []
+    for token, record in zip(tokens, records):
+        if token.kind == "write":
+            latest[token.key] = token.value
+        expected = latest.get(token.key) if token.key is not None else None
+        output = record.output[0]                                                       # [H, d_v]
+        norms = np.linalg.norm(output, axis=-1)
+        if token.key is None or not candidates or norms.max() < 1e-6:
+            answers.append((None, 0.0, expected))
+            continue
+        cosine = np.einsum("hcd,hd->hc", table, output) / np.maximum(norms[:, None], 1e-12)
+        score = cosine.mean(0)
+        best = int(score.argmax())
+        answers.append((candidates[best], float(score[best]), expected))
+    return answers
+
+
+def is_delta(variant):
+    return variant in DELTA_RULE

@@ -1,0 +1,50 @@
+"""Take screenshots of every page in Italian and English: `python -m app.screenshots`.
+
+Writes assets/screenshots/<page>-<lang>[-<level>].png (1600×1000, as on a classroom projector).
+Starts its own server on a free port and closes it and the browser at the end.
+"""
+import argparse
+
+from app.dashboards import DASHBOARDS
+from app.devtools import ROOT, browser, running_server
+
+OUT = ROOT / "assets" / "screenshots"
+
+
+def pages():
+    """(file stem, path and query) of each picture worth taking."""
+    shots = [("home", "/", "")]
+    for dashboard in DASHBOARDS:
+        if dashboard.build is None:
+            continue
+        shots.append((dashboard.slug, f"/{dashboard.slug}", "&t=3"))
+    # the state page again: formulas, the delta rule overwriting a number, and softmax's growing cache
+    shots.append(("state-superiore", "/state", "&level=superiore&variant=deltanet&preset=overwrite&t=2"))
+    shots.append(("state-softmax", "/state", "&variant=softmax&t=7"))
+    shots.append(("coming-soon", f"/{next(d.slug for d in DASHBOARDS if d.build is None)}", ""))
+    return shots
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m app.screenshots")
+    parser.add_argument("--width", type=int, default=1600)
+    parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--full-page", action="store_true")
+    args = parser.parse_args(argv)
+    OUT.mkdir(parents=True, exist_ok=True)
+    with running_server() as url, browser() as chromium:
+        for lang in ("it", "en"):
+            context = chromium.new_context(viewport={"width": args.width, "height": args.height}, locale=lang)
+            page = context.new_page()
+            for stem, path, query in pages():
+                page.goto(f"{url}{path}?lang={lang}{query}")
+                page.wait_for_selector("nav", state="attached", timeout=30_000)
+                page.wait_for_timeout(2500)                 # let Bokeh finish drawing
+                target = OUT / f"{stem}-{lang}.png"
+                page.screenshot(path=str(target), full_page=args.full_page)
+                print(target.relative_to(ROOT))
+            context.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""The frame of every page: template, language and level switches, navigation, notices.
+
+    pn.serve({"state": page("state")})      # page(slug) builds a fresh page for each session
+
+Language switches reload the page with ?lang= changed (every string is drawn in the new language,
+and the rest of the view comes back from the URL); the level switches in place.
+"""
+import html
+
+import panel as pn
+
+from app.components.text import TEXT_CSS
+from app.dashboards import BY_SLUG, DASHBOARDS, Page
+from app.i18n import _
+from app.session import Session
+
+HEADER = "#1d4f7a"
+ACCENT = "#f0b429"
+
+NAV_CSS = """
+:host { font-size: 16px; width: 100%; }
+nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; color: #1d4f7a;
+        text-decoration: none; }
+nav a:hover { background: #e6eef6; }
+nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
+nav .soon { font-size: 13px; color: #7b8794; margin-left: 4px; }
+nav a[aria-current="page"] .soon { color: #d9e2ec; }
+"""
+NOTICE_CSS = """
+:host { width: 100%; }
+div.notice { background: #fff8e1; border-left: 6px solid #f0b429; padding: 8px 12px; margin: 0 0 6px 0;
+             font-size: 16px; color: #3e2c00; border-radius: 4px; }
+"""
+LANGUAGE_NAMES = {"it": "Italiano", "en": "English"}     # each in its own language: not translated
+
+# reload with ?lang=<choice>: every string is drawn again in the new language, the rest comes from the URL
+_RELOAD_WITH_LANGUAGE = """
+const url = new URL(window.location.href);
+url.searchParams.set("lang", codes[cb_obj.active]);
+window.location.assign(url.toString());
+"""
+
+
+def page(slug=None):
+    """The page factory for `slug` (None: the landing page); called once per browser session."""
+    def build():
+        session = Session.start()
+        if slug is None:
+            from app.dashboards.home import build as build_home
+            content = build_home(session)
+        else:
+            dashboard = BY_SLUG[slug]
+            content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
+        return shell(session, slug, content)
+    return build
+
+
+def shell(session, slug, content: Page):
+    title = _("Lineare")
+    if slug is not None:
+        title = f"{title} · {_(BY_SLUG[slug].title)}"
+    template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
+                                             collapsed_sidebar=False)
+    codes = list(LANGUAGE_NAMES)
+    language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
+                                           value=LANGUAGE_NAMES[session.language], name=_("Language"),
+                                           button_type="primary", button_style="outline",
+                                           sizing_mode="stretch_width")
+    language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
+    level = pn.widgets.RadioButtonGroup.from_param(
+        session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
+        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width")
+    nav = pn.pane.HTML(stylesheets=[NAV_CSS], sizing_mode="stretch_width", margin=(0, 5))
+
+    def draw_nav(*_events):
+        nav.object = navigation(session, slug)
+
+    session.param.watch(draw_nav, "level")
+    draw_nav()
+    label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
+                                      stylesheets=[":host { font-size: 15px; }"])
+    template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
+                             label(_("Dashboards")), nav])
+    if content.controls:
+        template.sidebar.append(pn.layout.Divider())
+        template.sidebar.extend(content.controls)
+    template.main.append(pn.Column(notices(session), content.main, sizing_mode="stretch_width"))
+    return template
+
+
+def navigation(session, current):
+    query = f"?lang={session.language}&level={session.level}"
+    items = [("./" + query, _("Home"), current is None, False)]
+    for dashboard in DASHBOARDS:
+        items.append((f"./{dashboard.slug}{query}", _(dashboard.title), current == dashboard.slug,
+                      dashboard.build is None))
+    links = []
+    for href, text, is_current, soon in items:
+        mark = ' aria-current="page"' if is_current else ""
+        badge = '<span class="soon">(%s)</span>' % html.escape(_("coming soon")) if soon else ""
+        links.append(f'<a href="{html.escape(href)}"{mark}>{html.escape(text)}{badge}</a>')
+    return "<nav>" + "".join(links) + "</nav>"
+
+
+def notices(session):
+    """The session's notices (bad URL values, rejected input), as text: never as markup."""
+    pane = pn.pane.HTML(stylesheets=[NOTICE_CSS], sizing_mode="stretch_width", margin=(0, 10))
+
+    def draw(*_events):
+        pane.object = "".join(f'<div class="notice" role="alert">{html.escape(message)}</div>'
+                              for _source, message in session.notices)
+        pane.visible = bool(session.notices)
+
+    session.param.watch(draw, "notices")
+    draw()
+    return pane
+
+
+def coming_soon(dashboard):
+    title, summary = html.escape(_(dashboard.title)), html.escape(_(dashboard.summary))
+    soon = html.escape(_("This dashboard is coming: it is not built yet."))
+    text = f"<h1>{title}</h1><p>{summary}</p><p><em>{soon}</em></p>"
+    return Page(main=pn.pane.HTML(text, stylesheets=[TEXT_CSS, ":host { max-width: 900px; }"],
+                                  sizing_mode="stretch_width"))

@@ -1,0 +1,192 @@
+"""The app without a browser: catalogs, URL parsing, the token grammar, the store, sessions, the player."""
+import math
+import re
+
+import numpy as np
+import pytest
+
+from app import i18n, mechanism
+from app.components.player import Player
+from app.i18n import _, language, negotiate
+from app.urlstate import read_query
+from engine.ops import VARIANTS
+
+
+# ------------------------------------------------------------------------------------ i18n
+
+@pytest.mark.parametrize("lang", i18n.LANGUAGES)
+def test_every_message_is_translated(lang):
+    """Every _()/N_() string in app/ has a non-empty, non-fuzzy msgstr with the same placeholders."""
+    assert i18n.problems(lang) == []
+
+
+def test_the_catalogs_are_used_and_differ():
+    with language("it"):
+        assert _("The state fills up") == "La memoria si riempie"
+    with language("en"):
+        assert _("The state fills up") == "The state fills up"
+
+
+def test_language_negotiation():
+    assert negotiate("it-IT,it;q=0.9,en;q=0.8") == "it"
+    assert negotiate("en-US,en;q=0.9,it;q=0.8") == "en"
+    assert negotiate("fr-FR,fr;q=0.9,it;q=0.5,en;q=0.4") == "it"
+    assert negotiate("de") == i18n.DEFAULT_LANGUAGE
+    assert negotiate("") == i18n.DEFAULT_LANGUAGE
+    assert negotiate("it;q=abc, en") == "en"
+
+
+def test_compile_writes_fresh_catalogs():
+    compiled = i18n.compile_catalogs()
+    assert {p.parent.parent.name for p in compiled} == set(i18n.LANGUAGES)
+    assert all(p.stat().st_size > 0 for p in compiled)
+
+
+# ------------------------------------------------------------------------------ URL values
+
+def args(**values):
+    return {k: [v.encode()] for k, v in values.items()}
+
+
+def test_url_values_are_cleaned_with_notices():
+    from app.dashboards.state_fills_up import StateStore
+    with language("en"):
+        values, notices = read_query(StateStore, StateStore.URL, args(
+            variant="nope", alpha="abc", heads="7", pairs="-3", seed="1e999", beta="nan", preset="crowd"))
+    assert values["variant"] == "linear" and values["preset"] == "crowd"
+    assert values["heads"] == 2 and values["pairs"] == 1
+    assert values["alpha"] == StateStore.param.alpha.default and values["beta"] == StateStore.param.beta.default
+    assert values["seed"] == StateStore.param.seed.default
+    assert len(notices) == 6 and all(isinstance(n, str) and n for n in notices)
+
+
+def test_url_notices_quote_bounded_untrusted_text():
+    from app.dashboards.state_fills_up import StateStore
+    with language("it"):
+        values, notices = read_query(StateStore, StateStore.URL, args(variant="<b>" + "x" * 500, text="y" * 900))
+    assert len(values["text"]) == 500
+    assert len(notices) == 2 and all(len(n) < 300 for n in notices)
+    assert "non è valido" in notices[0]
+
+
+def test_valid_url_values_pass_unchanged():
+    from app.dashboards.state_fills_up import StateStore
+    values, notices = read_query(StateStore, StateStore.URL, args(variant="gla", alpha="0.8", heads="2"))
+    assert notices == [] and values == {"variant": "gla", "alpha": 0.8, "heads": 2}
+
+
+# ------------------------------------------------------------------------- mechanism mode
+
+def test_grammar():
+    tokens, problems = mechanism.parse("Anna:21 Anna? · Bruno:4,Bruno?")
+    assert [t.kind for t in tokens] == ["write", "ask", "wait", "write", "ask"]
+    assert tokens[0].key == "Anna" and tokens[0].value == "21" and problems == []
+
+
+def test_hostile_and_bad_input_is_reported_not_run():
+    tokens, problems = mechanism.parse("<script>alert(1)</script> Anna:1 x")
+    assert [t.text for t in tokens] == ["Anna:1"]
+    assert problems == [("unknown", "<script>alert(1)</script> x")]
+    assert mechanism.parse("   ")[1] == [("empty", "")]
+    tokens, problems = mechanism.parse(" ".join(["a:1"] * 200))
+    assert len(tokens) <= mechanism.MAX_TOKENS and {c for c, _ in problems} == {"too_long", "too_many"}
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_variant_answers_the_phone_book(variant):
+    tokens, _ = mechanism.parse(mechanism.PRESETS["phonebook"])
+    run = mechanism.run_sequence(variant, tokens, heads=2)
+    assert len(run.records) == len(tokens)
+    asked = [(answer, expected) for t, (answer, _s, expected) in zip(tokens, run.answers) if t.kind == "ask"]
+    assert asked and all(answer == expected for answer, expected in asked)
+    if variant == "softmax":
+        assert run.records[-1].kv_cache_bytes > run.records[0].kv_cache_bytes
+    else:
+        assert run.records[-1].state.shape == (1, 2, mechanism.D_V, mechanism.D_K)
+
+
+def test_delta_rule_replaces_where_the_sum_mixes():
+    tokens, _ = mechanism.parse(mechanism.PRESETS["overwrite"])
+    anna = next(i for i, t in enumerate(tokens) if t.text == "Anna?")
+    delta = mechanism.run_sequence("deltanet", tokens).answers[anna]
+    summed = mechanism.run_sequence("linear", tokens).answers[anna]
+    assert delta[0] == "99" and delta[1] > 0.99
+    assert summed[1] < 0.8                               # 21 and 99 piled up: neither is read back cleanly
+
+
+def test_mqar_example_in_the_grammar():
+    tokens = mechanism.mqar_tokens(4, 3)
+    writes = [t for t in tokens if t.kind == "write"]
+    asks = [t for t in tokens if t.kind == "ask"]
+    assert len(writes) == 4 and sorted(t.key for t in asks) == sorted(t.key for t in writes)
+
+
+def test_embeddings_are_fixed_unit_vectors():
+    a = mechanism.embedding("Anna", "key", 0, 0)
+    assert math.isclose(np.linalg.norm(a), 1.0) and np.array_equal(a, mechanism.embedding("Anna", "key", 0, 0))
+    assert not np.array_equal(a, mechanism.embedding("Anna", "key", 1, 0))
+
+
+# ------------------------------------------------------------------------ store, sessions
+
+def test_store_keeps_url_gates_and_resets_them_on_a_new_model():
+    from app.dashboards.state_fills_up import StateStore
+    store = StateStore(variant="gla", alpha=0.5)
+    assert store.alpha == 0.5 and store.result.variant == "gla"
+    store.variant = "retnet"
+    assert store.alpha == mechanism.DEFAULT_ALPHA["retnet"] and store.result.variant == "retnet"
+    store.param.update(source="typed", text="<i>x</i>")
+    assert store.problems and store.result.tokens                # falls back to the phone book
+
+
+def test_sessions_are_separate_and_freed():
+    import panel as pn
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from app import session as sessions
+
+    before = sessions.live_sessions()
+    docs = [Document(), Document()]
+    made = []
+    for doc in docs:
+        with set_curdoc(doc):
+            made.append(sessions.Session.start())
+            made[-1].store("x", lambda: object())
+    assert made[0] is not made[1] and made[0].stores["x"] is not made[1].stores["x"]
+    assert sessions.live_sessions() == before + 2
+    for doc in docs:
+        for callback in list(doc.session_destroyed_callbacks):
+            callback(None)
+    assert sessions.live_sessions() == before and made[0].stores == {}
+
+
+# ------------------------------------------------------------------------------ the player
+
+def test_player_skips_frames_instead_of_queueing(monkeypatch):
+    import app.components.player as player_module
+
+    player = Player(length=20, speed=4.0)
+    now = [100.0]
+    monkeypatch.setattr(player_module.time, "monotonic", lambda: now[0])
+    player._clock = (100.0, 0)
+    now[0] = 101.6                                       # a tick arrives late: 1.6 s at 4 frames/s
+    player._tick()
+    assert player.value == 6                              # frames 1–5 were skipped
+    now[0] = 101.85                                      # on time (7.4 frames due): one frame on
+    player._tick()
+    assert player.value == 7
+    now[0] = 110.0
+    player._tick()
+    assert player.value == 19 and not player.playing      # stops at the end
+
+
+def test_player_steps_within_bounds():
+    player = Player(length=3)
+    player.step(-1)
+    assert player.value == 0
+    player.step(+5)
+    assert player.value == 2
+    player.toggle()                                       # at the end: play starts over
+    assert player.value == 0
+    player.playing = False
