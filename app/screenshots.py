@@ -21,6 +21,10 @@ def pages():
     # the state page again: formulas, the delta rule overwriting a number, and softmax's growing cache
     shots.append(("state-superiore", "/state", "&level=superiore&variant=deltanet&preset=overwrite&t=2"))
     shots.append(("state-softmax", "/state", "&variant=softmax&t=7"))
+    shots.append(("two-bills-superiore", "/two-bills",
+                  "&level=superiore&context=4096&t=30&preset=retnet_6_7b&n=8192&dtype=fp16"))
+    shots.append(("parallel-recurrent-superiore", "/parallel-recurrent", "&level=superiore&variant=gla&T=96&chunk=32"))
+    shots.append(("transition-superiore", "/transition", "&level=superiore&gate=scalar&alpha=0.7&beta=0.5"))
     shots.append(("coming-soon", f"/{next(d.slug for d in DASHBOARDS if d.build is None)}", ""))
     return shots
 

@@ -72,6 +72,12 @@ class MatrixPicture:
         self.figure.y_range.update(start=rows, end=0)
         self.figure.renderers[0].glyph.dh = rows
 
+    def set_cols(self, cols):
+        """Change the number of columns (a sequence of another length along x)."""
+        self.cols = cols
+        self.figure.x_range.update(start=0, end=cols)
+        self.figure.renderers[0].glyph.dw = cols
+
     def show(self, matrix):
         self.source.data.update(image=[np.asarray(matrix, dtype=float)])
 

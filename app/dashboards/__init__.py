@@ -24,8 +24,23 @@ class Dashboard:
     build: Callable | None = None              # build(session) -> Page; None while not built yet
 
 
+def _two_bills(session):
+    from app.dashboards.two_bills import build
+    return build(session)
+
+
 def _state_fills_up(session):
     from app.dashboards.state_fills_up import build
+    return build(session)
+
+
+def _parallel_recurrent(session):
+    from app.dashboards.parallel_recurrent import build
+    return build(session)
+
+
+def _transition(session):
+    from app.dashboards.transition import build
     return build(session)
 
 
@@ -33,20 +48,23 @@ DASHBOARDS = (
     Dashboard("two-bills", N_("Two bills"),
               N_("Softmax attention pays twice: every token is compared with every other, and the "
                  "memory kept while generating grows with every token. Here the KV cache grows "
-                 "token by token while the fixed-size state does not.")),
+                 "token by token while the fixed-size state does not."),
+              build=_two_bills),
     Dashboard("state", N_("The state fills up"),
               N_("The memory of a linear-attention model is a small matrix rewritten at every token. "
                  "Watch it fill up, step by step, on a sequence you choose or type."),
               build=_state_fills_up),
     Dashboard("transition", N_("The transition knob"),
               N_("Every model of the family rewrites its state in the same way and differs only in "
-                 "how it keeps the past. Turn the forget and correct knobs to morph one model into another.")),
+                 "how it keeps the past. Turn the forget and correct knobs to morph one model into another."),
+              build=_transition),
     Dashboard("memory-fails", N_("Where memory fails"),
               N_("A fixed-size memory can keep only so many pairs apart. Capacity curves against the "
                  "theoretical bound show where recall breaks down, and why.")),
     Dashboard("parallel-recurrent", N_("Parallel = recurrent"),
               N_("The same model can be computed all at once, token by token, or in chunks, with the "
-                 "same numbers. Compare the three forms and what each one costs as the sequence grows.")),
+                 "same numbers. Compare the three forms and what each one costs as the sequence grows."),
+              build=_parallel_recurrent),
     Dashboard("architectures", N_("Architectures"),
               N_("RetNet, RWKV, xLSTM, Mamba-2, GLA and DeltaNet are settings of one skeleton. "
                  "See each one as a choice of transition, write and read-out.")),

@@ -1,0 +1,244 @@
+"""Dashboard "Parallel = recurrent" without a browser: its numbers against the engine and closed forms."""
+import math
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from app import mechanism
+from app.dashboards import parallel_recurrent as pr
+from app.dashboards.parallel_recurrent import (FIXED_STATE, FormsStore, compare, fit_slope, make_inputs,
+                                                mask_of, measure_costs, relative_rms)
+from app.i18n import language
+from app.urlstate import read_query
+from engine.ops import forward
+
+
+def args(**values):
+    return {k: [v.encode()] for k, v in values.items()}
+
+
+# ------------------------------------------------------------------------- the comparison
+
+@pytest.mark.parametrize("variant", FIXED_STATE)
+def test_the_three_forms_agree_and_the_errors_are_the_engines(variant):
+    T, C = 40, 16                                             # T is not a multiple of the chunk size
+    comparison = compare(variant, T, C, seed=3, alpha=0.8)
+    q, k, v, gates = make_inputs(variant, T, 3, 0.8, torch.float64)
+    with torch.inference_mode():
+        o = {form: forward(variant, q, k, v, form=form, chunk_size=C, **gates)[0][0, :, 0].numpy()
+             for form in pr.FORMS}
+    for a, b in pr.PAIRS:
+        largest, relative = comparison.errors["float64", (a, b)]
+        assert largest == pytest.approx(np.abs(o[a] - o[b]).max(), rel=1e-6, abs=1e-18)
+        assert relative == pytest.approx(relative_rms(o[b], o[a]), rel=1e-6, abs=1e-18)
+        assert relative <= 1e-10                              # DESIGN §4
+        assert comparison.errors["float32", (a, b)][1] <= 1e-5
+    assert comparison.outputs["recurrent"].shape == (T, pr.D)
+    assert comparison.outputs["recurrent"].dtype == np.float32
+    assert comparison.peak == pytest.approx(max(np.abs(x).max() for x in comparison.outputs.values()))
+
+
+def test_relative_rms_closed_form():
+    assert relative_rms([1.0, 2.0], [1.0, 1.0]) == pytest.approx(math.sqrt(0.5))
+    assert relative_rms([3.0, 4.0], [3.0, 4.0]) == 0.0
+
+
+def test_float32_and_float64_see_the_same_input():
+    q32, k32, v32, g32 = make_inputs("gla", 20, 7, 0.9, torch.float32)
+    q64, k64, v64, g64 = make_inputs("gla", 20, 7, 0.9, torch.float64)
+    assert torch.equal(q32, q64.float()) and torch.equal(v32, v64.float())
+    assert torch.allclose(g32["g"].double(), g64["g"], atol=1e-7)
+    q, k, _v, _g = make_inputs("deltanet", 20, 7, 1.0)
+    assert torch.allclose(k.norm(dim=-1), torch.ones(1, 20, 1, dtype=torch.float64))    # L2-normalized
+    assert not torch.equal(make_inputs("gla", 20, 8, 0.9)[0], q64)                       # the seed matters
+
+
+# ------------------------------------------------------------------------------ the mask
+
+def powers(base, T):
+    t, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    return np.where(j <= t, base ** np.maximum(t - j, 0).astype(float), np.nan)
+
+
+def test_mask_closed_forms():
+    T = 12
+    same = lambda a, b: np.testing.assert_allclose(a, b, rtol=1e-6, equal_nan=True)   # gates are float32
+    for variant, alpha in (("retnet", 0.97), ("mamba2", 0.8), ("gated_deltanet", 0.6)):
+        _q, _k, _v, gates = make_inputs(variant, T, 0, alpha)
+        same(mask_of(variant, gates, T), powers(alpha, T))                   # L_tj = α^(t−j)
+    for variant in ("linear", "deltanet"):
+        _q, _k, _v, gates = make_inputs(variant, T, 0, 1.0)
+        same(mask_of(variant, gates, T), powers(1.0, T))                     # the causal mask
+    spread = np.linspace(0.25, 1.75, pr.D)                                    # mechanism's per-channel gates
+    for channel in (0, 9, 15):
+        _q, _k, _v, gates = make_inputs("gla", T, 0, 0.9)
+        same(mask_of("gla", gates, T, channel), powers(0.9 ** spread[channel], T))
+    _q, _k, _v, gates = make_inputs("mlstm", T, 0, 0.95)
+    same(mask_of("mlstm", gates, T), powers(0.95, T))                         # σ(logit α) = α
+
+
+def test_rwkv6_mask_reads_before_writing():
+    T = 10
+    _q, _k, _v, gates = make_inputs("rwkv6", T, 0, 0.9)
+    mask = mask_of("rwkv6", gates, T, channel=4)
+    w = 0.9 ** np.linspace(0.25, 1.75, pr.D)[4]
+    t, j = np.arange(T)[:, None], np.arange(T)[None, :]
+    expected = np.where(j < t, w ** np.maximum(t - 1 - j, 0).astype(float), np.nan)
+    np.fill_diagonal(expected, float(gates["u"][0, 4]))                       # the bonus of the current token
+    np.testing.assert_allclose(mask, expected, rtol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("variant", ["linear", "retnet", "mamba2"])
+def test_the_mask_is_what_the_parallel_form_computes(variant):
+    """o = (Q Kᵀ ⊙ L) V, with q scaled by d_k^-½, for the variants with one decay per token."""
+    T = 30
+    q, k, v, gates = make_inputs(variant, T, 5, mechanism.DEFAULT_ALPHA.get(variant, 1.0))
+    L = np.nan_to_num(mask_of(variant, gates, T), nan=0.0)
+    Q, K, V = (x[0, :, 0].numpy() for x in (q, k, v))
+    expected = ((Q * pr.D ** -0.5) @ K.T * L) @ V
+    o, _state = forward(variant, q, k, v, form="parallel", **gates)
+    np.testing.assert_allclose(o[0, :, 0].numpy(), expected, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------ the cost
+
+def test_fit_slope_of_power_laws():
+    assert fit_slope([(T, 3e-6 * T ** 2) for T in (16, 64, 256, 1024)]) == pytest.approx(2.0)
+    assert fit_slope([(T, 1e-5 * T) for T in (256, 512, 1024)]) == pytest.approx(1.0)
+    assert fit_slope([(T, 1e-5 * T) for T in (32, 64, 128)]) is None          # too short to say
+    assert fit_slope([(T, 1e-5 * T) for T in (32, 64, 128)], shortest=0) == pytest.approx(1.0)
+    # only the longest lengths count: a flat start (fixed overheads) does not bend the slope
+    flat_then_linear = [(16, 1e-3), (32, 1e-3), (64, 1e-3), (512, 0.01), (1024, 0.02), (2048, 0.04)]
+    assert fit_slope(flat_then_linear) == pytest.approx(1.0)
+    assert fit_slope([(16, 1e-3)]) is None and fit_slope([]) is None
+
+
+def test_measure_costs_is_bounded_and_follows_its_limits():
+    lengths, limits = (8, 16, 32, 64, 128), {"recurrent": 32, "parallel": 64, "chunked": 128}
+    threads = torch.get_num_threads()
+    started = time.perf_counter()
+    curve = measure_costs("gla", 8, budget_s=0.3, lengths=lengths, max_length=limits)
+    assert time.perf_counter() - started < 3.0
+    assert torch.get_num_threads() == threads                 # the worker's one-thread setting is undone
+    assert not curve.busy and (curve.variant, curve.chunk_size) == ("gla", 8)
+    for form, points in curve.times.items():
+        Ts = [T for T, _s in points]
+        assert Ts and Ts == sorted(Ts) and Ts[0] == 8 and max(Ts) <= limits[form]
+        assert [T for T, _s in curve.wall[form]] == Ts
+        assert all(s > 0 for _T, s in points) and all(s > 0 for _T, s in curve.wall[form])
+        assert curve.slopes[form] == fit_slope(points)
+    assert curve.complete == all(max(T for T, _s in curve.times[f]) == limits[f] for f in pr.FORMS)
+
+
+def test_measure_costs_waits_for_another_measurement_then_gives_up():
+    with pr._measuring:
+        curve = measure_costs("linear", 16, budget_s=0.1, lengths=(8,), wait_s=0.05)
+    assert curve.busy and all(points == [] for points in curve.times.values())
+
+
+# ----------------------------------------------------------------------------- the store
+
+def test_store_caches_curves_per_variant_and_chunk(monkeypatch):
+    calls = []
+
+    def fake(variant, chunk_size, **options):
+        calls.append((variant, chunk_size))
+        return pr.CostCurve(variant, chunk_size, times={f: [(16, 1e-3), (32, 2e-3)] for f in pr.FORMS},
+                            slopes={f: 1.0 for f in pr.FORMS})
+
+    monkeypatch.setattr(pr, "measure_costs", fake)
+    store = FormsStore(length=16)
+    assert store.curve is None
+    first = store.measure()
+    assert store.measure() is first and calls == [("retnet", 16)]           # cached
+    store.chunk_size = 32
+    assert store.curve is None                                               # not measured for 32 yet
+    store.measure()
+    store.alpha = 0.5                                                        # the cost does not depend on α
+    assert store.curve is store.curves["retnet", 32] and len(calls) == 2
+    store.chunk_size = 16
+    assert store.curve is first                                              # back from the cache
+    store.measure(force=True)
+    assert len(calls) == 3 and store.curve is not first
+    busy = pr.CostCurve("retnet", 16, busy=True)
+    store.keep_curve(busy)
+    assert store.curve is busy and store.curves["retnet", 16] is not busy   # shown, never cached
+
+
+def test_store_recomputes_and_resets_the_gate_for_a_new_model():
+    store = FormsStore(variant="gla", length=24, chunk_size=8, alpha=0.5, seed=2)
+    assert store.comparison.variant == "gla" and store.comparison.length == 24
+    assert store.mask.shape == (24, 24) and store.alpha == 0.5
+    store.variant = "mamba2"
+    assert store.alpha == mechanism.DEFAULT_ALPHA["mamba2"] and store.comparison.variant == "mamba2"
+    before = store.mask
+    store.length = 40
+    assert store.mask.shape == (40, 40) and store.comparison.outputs["chunked"].shape == (40, pr.D)
+    store.variant, store.length = "gla", 40
+    first = store.mask.copy()
+    store.channel = 15                                                       # a faster channel: darker mask
+    assert np.nanmean(store.mask) < np.nanmean(first) and before is not store.mask
+
+
+def test_url_values_are_cleaned_with_notices():
+    with language("en"):
+        values, notices = read_query(FormsStore, FormsStore.URL, args(
+            variant="softmax", T="9999", chunk="7", alpha="abc", channel="-4", seed="x", cost="maybe"))
+    assert values == {"variant": "retnet", "length": 256, "chunk_size": 16, "alpha": FormsStore.param.alpha.default,
+                      "channel": 0, "seed": 0, "cost": False}
+    assert len(notices) == 7 and all(isinstance(n, str) and n for n in notices)
+    values, notices = read_query(FormsStore, FormsStore.URL, args(variant="rwkv7", T="100", chunk="32", cost="true"))
+    assert notices == [] and values == {"variant": "rwkv7", "length": 100, "chunk_size": 32, "cost": True}
+
+
+def test_scientific_numbers_follow_the_language():
+    with language("en"):
+        assert pr.scientific(2.5e-7) == "2.5 · 10⁻⁷"
+        assert pr.scientific(9.96e-7) == "1.0 · 10⁻⁶"
+        assert pr.scientific(0.0) == "0"
+    with language("it"):
+        assert pr.scientific(3.4e-16) == "3,4 · 10⁻¹⁶"
+
+
+def test_measuring_in_a_thread_leaves_other_threads_alone():
+    seen = []
+    worker = threading.Thread(target=lambda: seen.append(measure_costs("linear", 8, budget_s=0.05, lengths=(8,))))
+    worker.start()
+    worker.join(timeout=30)
+    assert seen and not seen[0].busy
+    assert pr._measuring.acquire(timeout=1)                 # released afterwards
+    pr._measuring.release()
+
+
+def test_the_view_measures_on_its_own_thread_and_turns_visitors_away_when_the_queue_is_full(monkeypatch):
+    import asyncio
+
+    from app.session import Session
+
+    threads = []
+
+    def fake(variant, chunk_size, **options):
+        threads.append(threading.current_thread().name)
+        return pr.CostCurve(variant, chunk_size, times={f: [(256, 1e-3), (512, 2e-3)] for f in pr.FORMS},
+                            wall={f: [(256, 2e-3), (512, 4e-3)] for f in pr.FORMS},
+                            slopes={f: 1.0 for f in pr.FORMS}, complete=True)
+
+    monkeypatch.setattr(pr, "measure_costs", fake)
+    with language("en"):
+        view = pr.FormsView(store=FormsStore(length=16), session=Session())
+        assert "Not measured yet for RetNet, chunks of 16." in view.status.object
+        asyncio.run(view._measure())
+        assert len(threads) == 1 and threads[0].startswith("lineare-measure")
+        assert view.store.curve is view.store.curves["retnet", 16] and view.store.cost
+        assert "Measured for RetNet, chunks of 16." in view.status.object
+        assert view.measure_button.label == "Measure again" and not view.measure_button.disabled
+        assert list(view.cost_picture.sources["parallel"].data["ms"]) == [1.0, 2.0]
+        view.store.cost = False                                  # (no automatic measuring on the change)
+        view.store.chunk_size = 8
+        monkeypatch.setattr(pr, "_waiting", pr.MAX_WAITING)      # three others are waiting already
+        asyncio.run(view._measure())
+        assert len(threads) == 1 and view.store.curve.busy
+        assert "busy" in view.status.object and ("retnet", 8) not in view.store.curves

@@ -1,0 +1,193 @@
+"""Dashboard "Two bills" without a browser: the generation store against the engine, the calculator
+against closed forms and published shapes, the URL rules and the number formats."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from app.dashboards import two_bills
+from app.dashboards.two_bills import (CUSTOM, PRESETS, CalculatorStore, GenerationStore, affordable_tokens,
+                                      format_bytes, format_power, prefill, random_tokens, rolling_median,
+                                      sequence_gates)
+from app.i18n import language
+from app.urlstate import read_query
+from engine.ops import forward
+from engine.ops.states import KVCache, state_bytes
+
+
+def args(**values):
+    return {k: [str(v).encode()] for k, v in values.items()}
+
+
+# ------------------------------------------------------------------------------ generation
+
+def test_the_cache_grows_by_one_key_and_value_per_token_and_the_state_does_not():
+    store = GenerationStore(tokens=32, heads=2, dim=16)
+    result = store.result
+    H, d, b = 2, 16, 4
+    assert result.tokens == 32 and list(result.held) == list(range(1, 33))
+    # closed form: t keys and t values of H heads of size d, 4 bytes each
+    assert list(result.kv_cache_bytes) == [2 * t * H * d * b for t in result.held]
+    assert result.bytes_per_token == 2 * H * d * b
+    assert set(result.state_bytes) == {H * d * d * b}                # a d_v × d_k matrix per head, flat
+    assert result.crossing == d // 2 + 1                              # equal at t = d/2, bigger after
+    assert np.all(np.isfinite(result.softmax_ms)) and np.all(result.softmax_ms > 0)
+    assert np.all(np.isfinite(result.state_ms)) and np.all(result.state_ms > 0)
+    assert len(store.history) == 1 and store.history[0][:2] == (2, 16)
+
+
+def test_the_bytes_are_the_engines():
+    """The record's numbers are what the engine's state_bytes says of the cache and the state."""
+    store = GenerationStore(tokens=16, heads=1, dim=16, variant="mamba2", context=512)
+    result = store.result
+    cache = KVCache(torch.zeros(1, 512 + 16, 1, 16), torch.zeros(1, 512 + 16, 1, 16))
+    assert result.kv_cache_bytes[-1] == state_bytes(cache)
+    assert result.state_bytes[0] == state_bytes(torch.zeros(1, 1, 16, 16))
+    assert result.held[0] == 513 and result.kv_cache_bytes[0] == 513 * 2 * 16 * 4
+    assert result.crossing == 16 * 16 // (2 * 16) + 1                 # counted with the pre-filled tokens
+
+
+@pytest.mark.parametrize("variant", two_bills.STATE_VARIANTS)
+def test_the_prefill_reads_the_same_tokens_into_both_layers(variant):
+    """In pieces or in one go, the state after the pre-fill is the engine's recurrent result on the cache's tokens."""
+    context, heads, dim = 300, 2, 8
+    cache, state = prefill(variant, context, heads, dim, torch.Generator().manual_seed(5), piece=128)
+    q, k, v = random_tokens(torch.Generator().manual_seed(5), context, heads, dim)
+    assert torch.equal(cache.k, k) and torch.equal(cache.v, v)
+    _o, expected = forward(variant, q, k, v, form="recurrent", **sequence_gates(variant, heads, context))
+    assert torch.allclose(state, expected, rtol=1e-4, atol=1e-5)
+
+
+def test_retnet_uses_its_fixed_per_head_decays():
+    g = sequence_gates("retnet", 3, 10)["g"]
+    assert torch.allclose(g.exp(), torch.tensor([1 - 2 ** -5, 1 - 2 ** -6, 1 - 2 ** -7]))
+
+
+def test_work_per_run_is_bounded():
+    assert affordable_tokens(64, 0, 4, 64) == 64
+    for context in two_bills.CONTEXTS:
+        for heads in two_bills.HEAD_CHOICES:
+            for dim in two_bills.DIM_CHOICES:
+                tokens = affordable_tokens(128, context, heads, dim)
+                work = heads * 2 * dim * (tokens * context + tokens * (tokens + 1) // 2)
+                assert two_bills.MIN_TOKENS <= tokens <= 128
+                assert work <= two_bills.WORK_BUDGET or tokens == two_bills.MIN_TOKENS
+    biggest = max(two_bills.CONTEXTS)
+    assert affordable_tokens(128, biggest, 4, 64) == two_bills.MIN_TOKENS
+
+
+def test_a_limited_run_says_so(monkeypatch):
+    monkeypatch.setattr(two_bills, "WORK_BUDGET", 2 * 2 * 16 * 512 * 10)      # about 10 tokens
+    store = GenerationStore(tokens=64, heads=2, dim=16, context=512)
+    assert store.result.requested == 64 and two_bills.MIN_TOKENS <= store.result.tokens < 64
+
+
+def test_rolling_median():
+    values = [5, 1, 9, 3, 7, 2]
+    assert list(rolling_median(values, window=3)) == [5, 3, 5, 3, 7, 3]
+    assert list(rolling_median(values, window=1)) == values
+
+
+def test_measuring_again_adds_a_point():
+    store = GenerationStore(tokens=16, heads=1, dim=16)
+    store.param.trigger("measure")
+    assert len(store.history) == 2
+
+
+# ------------------------------------------------------------------------------ calculator
+
+def preset(name, **extra):
+    return CalculatorStore(preset=name, **extra)
+
+
+def test_kv_cache_of_real_models():
+    # 2 · layers · kv_heads · head_dim · context · bytes
+    assert preset("llama2_7b", context=4096, dtype="bf16").kv_cache_bytes() == 2 * 32 * 32 * 128 * 4096 * 2 \
+        == 2 ** 31                                                      # 2 GiB
+    assert preset("llama3_8b", context=8192, dtype="bf16").kv_cache_bytes() == 2 ** 30   # GQA: 8 KV heads
+    assert preset("mistral_7b", context=8192, dtype="fp32").kv_cache_bytes() == 2 ** 31
+    llama2 = preset("llama2_7b", context=100_000, dtype="fp16")
+    assert llama2.kv_cache_bytes() / 1e9 == pytest.approx(52.4, abs=0.05)
+    assert llama2.comparisons()[0] == 10 ** 10                        # 100k tokens → 10¹⁰ per head and layer
+    assert llama2.comparisons()[1] == 10 ** 10 * 32 * 32
+
+
+def test_fixed_states_of_real_models():
+    # layers · heads · d_k · d_v · bytes
+    assert preset("retnet_6_7b", dtype="fp16").state_bytes() == 32 * 16 * 256 * 512 * 2 == 134_217_728
+    assert preset("mamba2_2_7b", dtype="fp16").state_bytes() == 64 * 80 * 128 * 64 * 2 == 83_886_080
+    # the state does not depend on the context
+    assert preset("retnet_6_7b", context=1).state_bytes() == preset("retnet_6_7b", context=10 ** 6).state_bytes()
+    # RetNet-6.7B's weights in fp16: the ≈ 13.4 GB under the paper's ≈ 14 GB
+    assert preset("retnet_6_7b", dtype="fp16").weight_bytes() / 1e9 == pytest.approx(13.4)
+
+
+def test_crossings():
+    llama2 = preset("llama2_7b")
+    # H d² = 2 H d t  →  t = d/2 = 64: bigger from token 65
+    assert llama2.crossing() == 65
+    assert llama2.kv_cache_bytes(64) == llama2.state_bytes() < llama2.kv_cache_bytes(65)
+    weights = llama2.weight_bytes()
+    n = llama2.weights_crossing()
+    assert llama2.kv_cache_bytes(n - 1) < weights <= llama2.kv_cache_bytes(n)
+    assert CalculatorStore(preset=CUSTOM).weights_crossing() is None
+
+
+def test_presets_fill_in_and_edits_make_a_custom_shape():
+    store = CalculatorStore()
+    assert store.preset == "llama3_8b" and store.shape() == PRESETS["llama3_8b"].shape()
+    store.preset = "mamba2_2_7b"
+    assert store.shape() == PRESETS["mamba2_2_7b"].shape()
+    store.layers = 48
+    assert store.preset == CUSTOM and store.layers == 48 and store.weight_bytes() is None
+    store.preset = "llama2_7b"
+    assert store.shape() == PRESETS["llama2_7b"].shape()
+    store.heads = 4                                              # fewer query heads than KV heads: clamped
+    assert store.kv_heads == 4 and store.preset == CUSTOM
+
+
+def test_a_link_with_a_preset_and_other_numbers_keeps_the_numbers():
+    values, notices = read_query(CalculatorStore, CalculatorStore.URL, args(preset="llama2_7b", kvheads=8, n=1000))
+    store = CalculatorStore(**values)
+    assert notices == [] and store.preset == CUSTOM and store.kv_heads == 8 and store.layers == 32
+    values, _ = read_query(CalculatorStore, CalculatorStore.URL, args(preset="retnet_6_7b", qheads=16, dv=512))
+    assert CalculatorStore(**values).preset == "retnet_6_7b"
+
+
+def test_url_values_are_cleaned_with_notices():
+    with language("en"):
+        values, notices = read_query(GenerationStore, GenerationStore.URL, args(
+            variant="softmax", context=5000, tokens=1e9, heads=3, dim="abc", seed=-4))
+    assert values == {"variant": "linear", "context": 0, "tokens": 64, "heads": 4, "dim": 64, "seed": 0}
+    assert len(notices) == 6
+    with language("it"):
+        values, notices = read_query(CalculatorStore, CalculatorStore.URL, args(
+            preset="gpt5", n=10 ** 9, dtype="fp64", layers="<b>", qheads=0))
+    assert values["preset"] == "llama3_8b" and values["context"] == 1_048_576 and values["dtype"] == "bf16"
+    assert values["layers"] == 32 and values["heads"] == 1
+    assert len(notices) == 5 and all("non è valido" in n or "fuori" in n for n in notices)
+
+
+# ------------------------------------------------------------------------------ formats
+
+def test_numbers_are_written_per_language():
+    with language("en"):
+        assert format_bytes(17_179_869_184) == "17.2 GB"
+        assert format_bytes(65_536) == "65.5 kB"
+        assert format_bytes(134_217_728) == "134 MB"
+        assert format_bytes(512) == "512 B"
+        assert format_power(10 ** 10) == "10¹⁰"
+        assert format_power(1.7592e13) == "1.8 × 10¹³"
+        assert format_power(123_456) == "123,456"
+    with language("it"):
+        assert format_bytes(17_179_869_184) == "17,2 GB"
+        assert format_bytes(2048) == "2,05 kB"
+        assert format_power(9.96e9) == "10¹⁰"
+        assert format_power(123_456) == "123.456"
+
+
+def test_every_preset_states_its_source():
+    for model in PRESETS.values():
+        assert model.source and model.note and model.kind in ("softmax", "state")
+        assert model.kv_heads <= model.heads and math.isfinite(model.parameters)

@@ -1,0 +1,102 @@
+"""The "Parallel = recurrent" page in a real browser against a real server (fixtures in conftest.py)."""
+import re
+
+PAGE = "/parallel-recurrent"
+
+
+def figure(page, index):
+    """A screenshot of one Bokeh picture: 0–2 the outputs, 3 the difference, 4 the mask, 5 the cost."""
+    return page.locator(".bk-Figure").nth(index).screenshot()
+
+
+def wait_for_url(page, fragment):
+    page.wait_for_function(f"() => window.location.search.includes({fragment!r})")
+
+
+def after(texts, label):
+    """The text shown right after `label` (a slider's value)."""
+    return texts[texts.index(label) + 1]
+
+
+def test_loads_offline_switches_level_and_language(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&level=elementare")
+    page.get_by_role("heading", name="Parallel = recurrent").wait_for()
+    page.get_by_text("How far apart the three answers are").wait_for()
+    assert page.locator(".bk-Figure").count() == 6
+    assert page.locator("math").count() == 0                       # plain words only
+    page.get_by_role("button", name="Superiore").click()
+    page.locator("math").first.wait_for()
+    assert page.locator("math").count() >= 10
+    assert "Katharopoulos et al. 2020" in " ".join(visit.text())
+    wait_for_url(page, "level=superiore")
+    page.get_by_role("button", name="Elementare").click()
+    page.locator("math").first.wait_for(state="detached")
+
+    page.get_by_role("button", name="Italiano").click()             # reloads with ?lang=it
+    page.get_by_role("heading", name="Parallelo = ricorrente").wait_for()
+    page.get_by_text("Quanto distano le tre risposte").wait_for()
+    texts = " ".join(visit.text())
+    assert "Stesso input, tre forme" in texts and "Same input, three forms" not in texts
+    assert "Non ancora misurato per RetNet, blocchi da 16." in texts
+    assert "lang=it" in page.url
+    page.wait_for_timeout(300)
+    assert visit.errors == [] and visit.remote == []
+
+
+def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&T=64")
+    page.get_by_text("Not measured yet for RetNet, chunks of 16.").wait_for()
+    mask, cost = figure(page, 4), figure(page, 5)
+    page.get_by_role("button", name="32", exact=True).click()
+    wait_for_url(page, "chunk=32")
+    page.get_by_text("Not measured yet for RetNet, chunks of 32.").wait_for()
+    page.wait_for_timeout(300)
+    assert figure(page, 4) != mask                                   # the chunk outlines moved
+    page.get_by_role("button", name="Measure").click()              # timed in a worker thread
+    page.get_by_text(re.compile(r"^Measured for RetNet, chunks of 32\.")).wait_for(timeout=25_000)
+    page.get_by_role("button", name="Measure again").wait_for()
+    wait_for_url(page, "cost=true")
+    page.wait_for_timeout(300)
+    assert figure(page, 5) != cost                                   # the three curves are drawn
+    assert visit.errors == []
+
+
+def test_a_link_reopens_the_same_view(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&variant=gla&T=100&chunk=8&channel=5&seed=7&alpha=0.8&level=superiore")
+    page.get_by_text("GLA fades each key channel at its own speed", exact=False).wait_for()
+    assert page.locator("select").first.input_value() == "GLA"
+    texts = visit.text()
+    assert after(texts, "Sequence length T:") == "100" and after(texts, "Key channel shown in the mask:") == "5"
+    assert after(texts, "Forget α (1 keeps everything):") == "0.80"
+    assert page.locator("math").count() >= 1
+    page.get_by_role("button", name="64", exact=True).click()        # a change goes to the URL …
+    wait_for_url(page, "chunk=64")
+    page.reload()                                                    # … and comes back with it
+    page.locator('nav a[aria-current="page"]').wait_for()
+    page.get_by_text("GLA fades each key channel at its own speed", exact=False).wait_for()
+    for part in ("variant=gla", "T=100", "chunk=64", "channel=5", "seed=7", "alpha=0.8", "level=superiore"):
+        assert part in page.url, part
+    assert page.locator("select").first.input_value() == "GLA"
+    assert after(visit.text(), "Key channel shown in the mask:") == "5"
+    assert visit.errors == []
+
+
+def test_malformed_url_values_give_notices_and_defaults(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&variant=softmax&T=99999&chunk=7&alpha=abc&channel=-4&seed=%3Cb%3E&cost=maybe")
+    notices = page.get_by_role("alert")
+    notices.first.wait_for()
+    assert notices.count() == 7, visit.text()
+    texts = " ".join(notices.all_inner_texts())
+    for key in ("variant", "T", "chunk", "alpha", "channel", "seed", "cost"):
+        assert f"“{key}”" in texts, key
+    assert "<b>" in texts                                            # shown as text, never as markup
+    assert page.locator("select").first.input_value() == "RetNet"
+    page.get_by_text("Not measured yet for RetNet, chunks of 16.").wait_for()
+    assert after(visit.text(), "Sequence length T:") == "256"
+    for part in ("variant=retnet", "T=256", "chunk=16", "channel=0", "seed=0", "cost=false"):
+        wait_for_url(page, part)
+    assert visit.errors == [] and visit.dialogs == []

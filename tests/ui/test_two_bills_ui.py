@@ -1,0 +1,112 @@
+"""Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
+import re
+
+PAGE = "/two-bills"
+STATUS = re.compile(r"^Token \d+ (of|di) \d+")
+
+
+def status(page):
+    return page.get_by_text(STATUS).inner_text()
+
+
+def wait_for_token(page, t, n, timeout=15_000):
+    page.get_by_text(re.compile(rf"^Token {t} (of|di) {n} ")).wait_for(timeout=timeout)
+
+
+def memory_picture(page):
+    return page.locator(".bk-Figure").first.screenshot()
+
+
+def test_loads_offline_in_both_languages_and_switches(open_page):
+    visit = open_page(locale="it-IT")
+    page = visit.open(f"{PAGE}?tokens=16")                   # no ?lang=: the browser's language decides
+    page.get_by_role("heading", name="Due conti da pagare", exact=True).wait_for()
+    page.get_by_role("heading", name="Il conto per i modelli veri").wait_for()
+    page.get_by_text(STATUS).wait_for()
+    assert page.locator(".bk-Figure").count() >= 4          # memory, time, measurements, calculator
+    texts = " ".join(visit.text())
+    assert "Cache KV a 131.072 token" in texts              # numbers written the Italian way
+    assert "Generating, one token at a time" not in texts and "The bill for real models" not in texts
+    assert visit.errors == [] and visit.remote == []
+
+    page.get_by_role("button", name="English").click()
+    page.get_by_role("heading", name="Two bills", exact=True).wait_for()
+    page.get_by_role("heading", name="Generating, one token at a time").wait_for()
+    assert "lang=en" in page.url and "tokens=16" in page.url
+    texts = " ".join(visit.text())
+    assert "KV cache at 131,072 tokens" in texts and "Il conto per i modelli veri" not in texts
+    page.wait_for_timeout(300)
+    assert visit.errors == [] and visit.remote == []
+
+
+def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&tokens=32&heads=2&dim=16&t=0")
+    wait_for_token(page, 1, 32)
+    assert "KV cache (softmax)" in " ".join(visit.text())
+    before = memory_picture(page)
+    page.locator("body[data-lineare-keys=ready]").wait_for(state="attached")
+    page.get_by_role("heading", name="Two bills", exact=True).click()   # focus on the page, not a control
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("ArrowRight")
+    wait_for_token(page, 3, 32)
+    page.get_by_text("768 B", exact=True).wait_for()       # 3 tokens × 2 heads × (16 + 16) numbers × 4 B
+    assert memory_picture(page) != before
+    page.get_by_role("button", name="▶ Play").click()
+    page.get_by_role("button", name="⏸ Pause").click()
+    # fewer tokens: a new run, shown whole
+    page.get_by_role("button", name="16", exact=True).first.click()
+    wait_for_token(page, 16, 16)
+    page.wait_for_function("() => window.location.search.includes('tokens=16')")
+    # the calculator: another model, another bill
+    page.locator("select").nth(1).select_option(label="RetNet-6.7B")
+    page.get_by_text("134 MB", exact=True).first.wait_for()  # 32 × 16 × 256 × 512 numbers × 2 bytes
+    page.wait_for_function("() => window.location.search.includes('preset=retnet_6_7b')")
+    assert visit.errors == []
+
+
+def test_a_link_reopens_the_same_view_and_the_level_switches(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&variant=retnet&heads=2&dim=32&tokens=16&t=5&preset=mamba2_2_7b"
+                      f"&dtype=fp16&n=8192&level=superiore")
+    wait_for_token(page, 6, 16)
+    assert page.locator("select").first.input_value() == "RetNet"
+    assert page.locator("select").nth(1).input_value() == "Mamba-2-2.7B"
+    page.get_by_text("83.9 MB", exact=True).first.wait_for()
+    assert page.locator("math").count() >= 10                # formulas at level Superiore
+    page.get_by_role("button", name="Elementare").click()
+    page.locator("math").first.wait_for(state="detached")
+    page.wait_for_function("() => window.location.search.includes('level=elementare')")
+    page.get_by_role("button", name="Superiore").click()
+    page.locator("math").first.wait_for()
+
+    page.get_by_role("button", name="fp32", exact=True).click()
+    page.get_by_text("168 MB", exact=True).first.wait_for()
+    page.wait_for_function("() => window.location.search.includes('dtype=fp32')")
+    page.reload()
+    page.locator('nav a[aria-current="page"]').wait_for()
+    wait_for_token(page, 6, 16)
+    page.get_by_text("168 MB", exact=True).first.wait_for()
+    for kept in ("variant=retnet", "heads=2", "dim=32", "preset=mamba2_2_7b", "n=8192", "dtype=fp32",
+                 "level=superiore"):
+        assert kept in page.url
+    assert page.locator("math").count() >= 10
+    assert visit.errors == []
+
+
+def test_malformed_url_values_give_notices_and_defaults(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&variant=softmax&context=5000&heads=3&t=999&preset=gpt5&n=-5"
+                      f"&dtype=fp64&speed=99&layers=%3Cb%3Ex&tokens=16")
+    notices = page.get_by_role("alert")
+    notices.first.wait_for()
+    # variant, context, heads, preset, n, dtype, layers, speed, and t past the last token
+    assert notices.count() == 9, notices.all_inner_texts()
+    texts = " ".join(notices.all_inner_texts())
+    assert "“variant”" in texts and "“context”" in texts and "token 1000" in texts and "<b>x" in texts
+    wait_for_token(page, 16, 16)                              # t on the last token
+    assert page.locator("select").first.input_value() == "Linear attention"
+    assert page.locator("select").nth(1).input_value() == "Llama-3-8B"
+    page.wait_for_function("() => window.location.search.includes('variant=linear')")
+    assert page.locator("b:text-is('x')").count() == 0
+    assert visit.errors == [] and visit.dialogs == []
