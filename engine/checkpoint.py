@@ -45,7 +45,9 @@ def save(path, model, **info):
         raise ValueError(f"checkpoint path must end in .safetensors, not {path.name!r}")
     path.parent.mkdir(parents=True, exist_ok=True)
     weights = {name: t.detach().to("cpu").contiguous() for name, t in model.state_dict().items()}
-    _write_atomically(path, lambda tmp: save_file(weights, tmp, metadata={"format": "pt", "lineare": FORMAT}))
+    # one metadata entry only: safetensors writes its metadata map in an arbitrary order, so two
+    # entries would give the same weights a different sha256 from one run to the next
+    _write_atomically(path, lambda tmp: save_file(weights, tmp, metadata={"format": "pt"}))
     sidecar = {"format": FORMAT, "version": VERSION, "weights": path.name, "sha256": sha256_file(path),
                "config": model.config.to_dict(), **info}
     _write_json(sidecar_path(path), sidecar)

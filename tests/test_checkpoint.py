@@ -194,3 +194,10 @@ def test_save_needs_safetensors_suffix(tmp_path):
 def test_source_never_uses_pickle():
     source = open(checkpoint.__file__, encoding="utf-8").read()
     assert "torch.load" not in source and "import pickle" not in source
+
+
+def test_same_weights_give_the_same_file(tmp_path):
+    """Saving is byte-for-byte deterministic, so a re-run of the training command can match a sha256."""
+    model = tiny()
+    hashes = {checkpoint.save(tmp_path / f"m{i}.safetensors", model)["sha256"] for i in range(8)}
+    assert len(hashes) == 1
