@@ -14,7 +14,8 @@ import param
 from app import mechanism
 from app.components.player import Player
 from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
-from app.components.text import TEXT_CSS, Explanation, to_html
+from app.components.controls import mechanism_knobs, sidebar_label
+from app.components.text import TEXT_CSS, Explanation
 from app.dashboards import Page
 from app.i18n import N_, _, format_number
 from app.urlstate import read_query, write_query
@@ -365,14 +366,8 @@ class StateView(pn.viewable.Viewer):
         heads = pn.widgets.RadioButtonGroup.from_param(
             store.param.heads, name=_("Heads"), options={"1": 1, "2": 2}, button_type="primary",
             button_style="outline", sizing_mode="stretch_width")
-        alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"),
-                                                  step=0.01, sizing_mode="stretch_width")
-        beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"),
-                                                 step=0.05, sizing_mode="stretch_width")
-        seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
-                                              sizing_mode="stretch_width")
-        label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                          stylesheets=[":host { font-size: 15px; }"])
+        alpha, beta, seed = mechanism_knobs(store)
+        label = sidebar_label
         source_label, heads_label = label(_("Sequence")), label(_("Heads"))
 
         def show(*_events):

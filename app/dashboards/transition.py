@@ -36,6 +36,7 @@ from bokeh.plotting import figure
 
 from app import mechanism
 from app.components.plots import PALETTE, MatrixPicture, TICK_SIZE, _style
+from app.components.controls import mechanism_knobs, sidebar_label
 from app.components.text import TEXT_CSS, Explanation, to_html
 from app.dashboards import Page
 from app.dashboards.state_fills_up import PAPERS, PRESET_NAMES, VARIANT_NAMES
@@ -639,14 +640,8 @@ class TransitionView(pn.viewable.Viewer):
         gate = pn.widgets.RadioBoxGroup.from_param(store.param.gate, name=_("Gate"), inline=False,
                                                    options={_(GATE_NAMES[g]): g for g in GATES},
                                                    stylesheets=[":host { font-size: 15px; }"])
-        alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"),
-                                                  step=0.01, sizing_mode="stretch_width")
-        beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"),
-                                                 step=0.05, sizing_mode="stretch_width")
-        seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
-                                              sizing_mode="stretch_width")
-        label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                          stylesheets=[":host { font-size: 15px; }"])
+        alpha, beta, seed = mechanism_knobs(store)
+        label = sidebar_label
 
         def gray_out(*_events):                  # with no gate, α has nothing to act on
             alpha.disabled = store.gate == "none"

@@ -24,6 +24,7 @@ import torch
 import torch.nn.functional as F
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
+from app.components.controls import sidebar_label
 from app.components.player import Player
 from app.components.text import Explanation
 from app.dashboards import Page
@@ -573,8 +574,7 @@ class GenerationView(pn.viewable.Viewer):
 
     def controls(self):
         store = self.store
-        label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                          stylesheets=[":host { font-size: 15px; }"])
+        label = sidebar_label
         radio = lambda parameter, choices: pn.widgets.RadioButtonGroup.from_param(
             parameter, options={format_number(c): c for c in choices}, button_type="primary",
             button_style="outline", sizing_mode="stretch_width")

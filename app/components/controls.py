@@ -1,0 +1,23 @@
+"""Sidebar pieces several dashboards share: a bold section label and the mechanism-mode knobs."""
+import html
+
+import panel as pn
+
+from app.i18n import _
+
+
+def sidebar_label(text):
+    """A bold heading above a group of sidebar controls (text is escaped)."""
+    return pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
+                        stylesheets=[":host { font-size: 15px; }"])
+
+
+def mechanism_knobs(store):
+    """(forget α slider, correct β slider, seed box) bound to a store with alpha, beta and seed."""
+    alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"),
+                                              step=0.01, sizing_mode="stretch_width")
+    beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"),
+                                             step=0.05, sizing_mode="stretch_width")
+    seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
+                                          sizing_mode="stretch_width")
+    return alpha, beta, seed
