@@ -13,10 +13,14 @@ Command line (Babel under the hood):
     python -m app.i18n update    # merge the template into i18n/<lang>/LC_MESSAGES/lineare.po
     python -m app.i18n compile   # .po → .mo (also done automatically when a .mo is missing or older)
     python -m app.i18n check     # list messages without a translation; exit status 1 if any
+    python -m app.i18n translate it.json   # update, then fill in {msgid: Italian} (English = msgid)
 """
 import argparse
+import contextlib
 import contextvars
+import fcntl
 import gettext
+import json
 import os
 import re
 import sys
@@ -183,8 +187,27 @@ def write_template():
     return template
 
 
-def update_catalogs():
-    """Merge the current template into each language's .po (new messages arrive untranslated)."""
+@contextlib.contextmanager
+def _catalog_lock():
+    """Several developers (or helpers) may rewrite the .po files at once: one at a time."""
+    with open(CATALOGS / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def update_catalogs(italian=None):
+    """Merge the current template into each language's .po (new messages arrive untranslated).
+
+    `italian` ({msgid: Italian text}) fills in translations on the way; English gets the msgid itself.
+    """
+    with _catalog_lock():
+        _update_catalogs(italian or {})
+
+
+def _update_catalogs(italian):
     from babel.messages import pofile
 
     template = write_template()
@@ -198,6 +221,11 @@ def update_catalogs():
             path.parent.mkdir(parents=True, exist_ok=True)
             catalog = Catalog(locale=lang, domain=DOMAIN, project="Lineare")
         catalog.update(template, no_fuzzy_matching=True)
+        for message_id, text in italian.items():
+            entry = catalog.get(message_id)
+            if entry is None:
+                raise ValueError(f"not a message of app/ (run from a tree that uses it): {message_id!r}")
+            entry.string = text if lang == "it" else message_id
         with open(path, "wb") as target:
             pofile.write_po(target, catalog, width=100, ignore_obsolete=True)
 
@@ -229,12 +257,19 @@ def problems(lang):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m app.i18n", description=__doc__.split("\n\n")[0])
-    parser.add_argument("command", choices=("extract", "update", "compile", "check"))
-    command = parser.parse_args(argv).command
+    parser.add_argument("command", choices=("extract", "update", "compile", "check", "translate"))
+    parser.add_argument("file", nargs="?", help="translate: a JSON object {English msgid: Italian text}")
+    args = parser.parse_args(argv)
+    command = args.command
     if command == "extract":
         print(f"{len(write_template())} messages → {CATALOGS / (DOMAIN + '.pot')}")
-    elif command == "update":
-        update_catalogs()
+    elif command in ("update", "translate"):
+        italian = None
+        if command == "translate":
+            if not args.file:
+                parser.error("translate needs a JSON file {English msgid: Italian text}")
+            italian = json.loads(Path(args.file).read_text(encoding="utf-8"))
+        update_catalogs(italian)
         print("updated:", ", ".join(str(po_path(lang)) for lang in LANGUAGES))
     elif command == "compile":
         for mo in compile_catalogs():
