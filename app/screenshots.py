@@ -21,11 +21,13 @@ def pages():
     # the state page again: formulas, the delta rule overwriting a number, and softmax's growing cache
     shots.append(("state-superiore", "/state", "&level=superiore&variant=deltanet&preset=overwrite&t=2"))
     shots.append(("state-softmax", "/state", "&variant=softmax&t=7"))
+    shots.append(("state-trained", "/state", "&mode=trained&variant=deltanet&t=40"))
     shots.append(("two-bills-superiore", "/two-bills",
                   "&level=superiore&context=4096&t=30&preset=retnet_6_7b&n=8192&dtype=fp16"))
     shots.append(("parallel-recurrent-superiore", "/parallel-recurrent", "&level=superiore&variant=gla&T=96&chunk=32"))
     shots.append(("transition-superiore", "/transition", "&level=superiore&gate=scalar&alpha=0.7&beta=0.5"))
-    shots.append(("coming-soon", f"/{next(d.slug for d in DASHBOARDS if d.build is None)}", ""))
+    shots.append(("memory-fails-superiore", "/memory-fails", "&level=superiore&rule=delta&rewrites=8&query=3"))
+    shots.append(("architectures-superiore", "/architectures", "&level=superiore&arch=rwkv7"))
     return shots
 
 

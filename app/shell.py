@@ -81,6 +81,10 @@ def shell(session, slug, content: Page):
                                       stylesheets=[":host { font-size: 15px; }"])
     template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
                              label(_("Dashboards")), nav])
+    for control in content.controls:
+        # from_param turns a parameter's doc (a note for developers, in English) into a "?" tooltip
+        if isinstance(control, pn.widgets.Widget) and getattr(control, "description", None):
+            control.description = None
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
         template.sidebar.extend(content.controls)

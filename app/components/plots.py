@@ -126,5 +126,10 @@ class RowsPicture:
         limit = float(limit) if np.isfinite(limit) and limit > 1e-9 else 1.0
         self.mapper.update(low=-limit, high=limit)
 
+    def set_size(self, size):
+        """Change the length of the vectors (e.g. another key dimension)."""
+        self.figure.x_range.update(start=0, end=size)
+        self.figure.renderers[0].glyph.dw = size
+
     def show(self, rows):
         self.source.data.update(image=[np.asarray(rows, dtype=float).reshape(self.rows, -1)])

@@ -39,8 +39,18 @@ def _parallel_recurrent(session):
     return build(session)
 
 
+def _memory_fails(session):
+    from app.dashboards.memory_fails import build
+    return build(session)
+
+
 def _transition(session):
     from app.dashboards.transition import build
+    return build(session)
+
+
+def _architectures(session):
+    from app.dashboards.architectures import build
     return build(session)
 
 
@@ -60,14 +70,16 @@ DASHBOARDS = (
               build=_transition),
     Dashboard("memory-fails", N_("Where memory fails"),
               N_("A fixed-size memory can keep only so many pairs apart. Capacity curves against the "
-                 "theoretical bound show where recall breaks down, and why.")),
+                 "theoretical bound show where recall breaks down, and why."),
+              build=_memory_fails),
     Dashboard("parallel-recurrent", N_("Parallel = recurrent"),
               N_("The same model can be computed all at once, token by token, or in chunks, with the "
                  "same numbers. Compare the three forms and what each one costs as the sequence grows."),
               build=_parallel_recurrent),
     Dashboard("architectures", N_("Architectures"),
               N_("RetNet, RWKV, xLSTM, Mamba-2, GLA and DeltaNet are settings of one skeleton. "
-                 "See each one as a choice of transition, write and read-out.")),
+                 "See each one as a choice of transition, write and read-out."),
+              build=_architectures),
 )
 
 BY_SLUG = {d.slug: d for d in DASHBOARDS}

@@ -1,0 +1,183 @@
+"""Where memory fails (app/dashboards/memory_fails.py): its numbers against independent loops and the engine."""
+import numpy as np
+import pytest
+import torch
+
+from app import checkpoints
+from app.dashboards import memory_fails as mf
+from app.dashboards.memory_fails import MemoryStore
+from app.i18n import language
+from app.session import Session
+from engine import tasks
+from engine.capacity import bound
+
+
+def reference_weights(rule, keys, queries):
+    """The state written with one-hot values by a plain float64 loop, read with every query: [N, W]."""
+    W, d_k = keys.shape
+    S = np.zeros((W, d_k))
+    for w, k in enumerate(keys):
+        if rule != "sum":
+            S = S - np.outer(S @ k, k)                         # β = 1: erase what S says about k
+        if rule == "gated-delta":
+            S = 0.99 * S
+        S = S + np.outer(np.eye(W)[w], k)
+    return queries @ S.T
+
+
+@pytest.mark.parametrize("rule", mf.RULES)
+@pytest.mark.parametrize("keys", ["random", "correlated"])
+def test_weights_and_read_out_against_a_plain_loop(rule, keys):
+    run = mf.recall(rule, 16, keys, 29, 5, 3)                  # past d_k, with rewrites: every rule differs
+    data = tasks.capacity_data(num_pairs=29, d_k=16, keys=keys, repeat=5, seed=3)
+    expected = reference_weights(rule, data.keys.numpy(), data.queries.numpy())
+    np.testing.assert_allclose(run.weights, expected, atol=1e-11)
+    # the decomposition is exact: the read-out with dense values is Σ_i weight_i v_i
+    for q in (0, 11, 28):
+        weights, contributions = mf.decomposition(run, q)
+        np.testing.assert_allclose(contributions.sum(0), run.readouts[q], atol=1e-11)
+    # the answer is the stored value of largest cosine with the read-out
+    cosines = run.readouts @ run.values.T / np.linalg.norm(run.readouts, axis=1, keepdims=True)
+    np.testing.assert_array_equal(run.answers, cosines.argmax(1))
+    np.testing.assert_array_equal(run.targets, data.targets.numpy())
+    assert (run.key_of[:29] == np.arange(29)).all()
+
+
+def test_sum_rule_weights_are_key_overlaps():
+    run = mf.recall("sum", 8, "random", 20, 0, 1)
+    data = tasks.capacity_data(num_pairs=20, d_k=8, keys="random", seed=1)
+    gram = (data.queries @ data.keys.T).numpy()
+    np.testing.assert_allclose(run.weights, gram, atol=1e-12)
+    assert np.allclose(np.diag(run.weights), 1.0)
+
+
+def test_orthogonal_keys_recall_everything_and_the_curve_meets_the_bound():
+    run = mf.recall("sum", 16, "orthogonal", 16, 0, 0)
+    assert run.right.all()
+    np.testing.assert_allclose(run.readouts, run.values, atol=1e-12)
+    curve = mf.curve("sum", 16, "orthogonal", 0, 0)
+    assert curve["pairs"][-1] == 16
+    np.testing.assert_allclose(curve["error"], 0.0, atol=1e-20)
+    np.testing.assert_allclose(curve["accuracy"], 1.0)
+
+
+@pytest.mark.parametrize("rule", mf.RULES)
+def test_curve_bound_best_and_a_failing_memory(rule):
+    curve = mf.curve(rule, 16, "random", 0, 0)
+    N = curve["pairs"]
+    assert N[0] == 1 and N[-1] == mf.MAX_PAIRS * 16 and 16 in N
+    np.testing.assert_allclose(curve["bound"], [bound(int(n), 16) for n in N])
+    # the least-squares read-out of these keys reaches the closed-form bound (keys in general position)
+    np.testing.assert_allclose(curve["best"], curve["bound"], atol=1e-9)
+    assert (curve["error"] >= curve["bound"] - 1e-12).all()
+    assert curve["accuracy"][0] == 1.0 and curve["accuracy"][-1] < 0.6    # one pair is easy, 64 are not
+
+
+def test_delta_rule_recalls_the_latest_number_where_the_sum_mixes():
+    for rule, least in (("delta", 1.0), ("sum", 0.0)):
+        run = mf.recall(rule, 32, "orthogonal", 8, 8, 0)           # 8 names, each written again
+        rewritten = run.targets >= 8
+        assert rewritten.all()
+        if rule == "delta":
+            assert run.right.all()
+        else:    # the sum holds old + new: the weights of the old and the new write are both 1
+            np.testing.assert_allclose(run.weights[np.arange(8), np.arange(8)], 1.0, atol=1e-12)
+            np.testing.assert_allclose(run.weights[np.arange(8), run.targets], 1.0, atol=1e-12)
+
+
+def test_intruders_push_towards_the_wrong_answer():
+    run = mf.recall("sum", 16, "random", 24, 0, 0)
+    wrong = np.flatnonzero(~run.right)
+    assert len(wrong) > 0
+    q = int(wrong[0])
+    found = mf.intruders(run, q)
+    target, rival = run.targets[q], run.answers[q]
+    weights, contributions = mf.decomposition(run, q)
+    harm = contributions @ (run.values[rival] - run.values[target])
+    assert found and target not in found and all(harm[i] > 0 for i in found)
+    assert harm[found[0]] == max(harm[i] for i in range(len(harm)) if i != target)
+
+
+def test_url_values_are_checked_and_fitted():
+    args = lambda **values: {k: [v.encode()] for k, v in values.items()}
+    with language("en"):
+        store, notices = mf.open_store(Session(), args(
+            rule="<b>x</b>", dk="13", keys="orthogonal", pairs="999", query="-5", task="huge", example="abc"))
+        assert (store.rule, store.d_k, store.task, store.example) == ("sum", 16, "128-32", 0)
+        assert (store.pairs, store.query) == (16, 1)           # orthogonal keys: at most d_k of them
+        assert len(notices) == 6                                # one per bad value
+        assert "The link asks for a larger pairs than these settings allow: 16 is used." in notices
+        assert not any("999" in n for n in notices)             # replaced by the notice of what is used
+        store, notices = mf.open_store(Session(), args(dk="8", pairs="20", query="30"))
+    assert (store.pairs, store.query) == (20, 20)
+    assert notices == ["The link asks for a larger query than these settings allow: 20 is used."]
+    session = Session()
+    store, notices = mf.open_store(session, args(dk="64", pairs="200", query="150", rewrites="3"))
+    assert notices == [] and (store.d_k, store.pairs, store.query, store.rewrites) == (64, 200, 150, 3)
+    assert session.stores[mf.SLUG] is store
+
+
+def test_store_follows_its_settings():
+    store = MemoryStore(d_k=8, pairs=30, query=25)
+    first = store.run
+    store.keys = "orthogonal"                                 # at most 8 pairs now
+    assert (store.pairs, store.query) == (8, 8) and len(store.run.targets) == 8
+    store.param.update(keys="random", rule="delta", pairs=20)
+    assert store.run is mf.recall("delta", 8, "random", 20, 0, 0) and store.run is not first
+    assert store.curve["pairs"][-1] == 32
+
+
+def test_view_draws_a_picked_query():
+    session = Session()
+    store = MemoryStore(d_k=16, pairs=24)
+    session.stores[mf.SLUG] = store
+    with language("en"):
+        view = mf.MemoryView(store=store, session=session)
+        wrong = store.first_failure()
+        view.queries._picked("indices", [], [wrong - 1])       # a tap on the bar of that query
+        assert store.query == wrong
+        assert f"Query {wrong} is answered with the number of pair" in view.detail.object
+        assert "<script" not in view.detail.object
+        colours = view.weights.source.data["color"]
+        assert colours[store.run.targets[wrong - 1]] == mf.RIGHT
+        assert colours[store.run.answers[wrong - 1]] == mf.WRONG
+        image = view.parts.source.data["image"][0]
+        np.testing.assert_allclose(image[2] + image[3], image[0], atol=1e-12)   # right part + rest = read-out
+
+
+def test_trained_models_query_by_query():
+    example = mf.trained_example("64-16", 3)
+    inputs, targets = tasks.mqar(vocab_size=256, seq_len=64, num_pairs=16, num_examples=1,
+                                 seed=mf.EXAMPLE_SEED + 3)
+    positions = torch.nonzero(targets[0] != tasks.IGNORE).flatten()
+    assert len(positions) == 16 and example.missing == {}
+    np.testing.assert_array_equal(example.expected, targets[0, positions].numpy())
+    for variant in ("deltanet", "softmax", "linear"):
+        model, _sidecar = checkpoints.load_model(variant)
+        with torch.no_grad():
+            expected = model(inputs)[0, positions].argmax(-1).numpy()
+        np.testing.assert_array_equal(example.predicted[variant], expected)
+    assert example.right("softmax").mean() >= 0.9          # trained at this size: it recalls
+
+
+def test_trained_accuracy_matches_a_direct_count():
+    accuracy = mf.trained_accuracy("64-8")
+    inputs, targets = mf._example_inputs("64-8", mf.ACCURACY_EXAMPLES, mf.ACCURACY_SEED)
+    model, _sidecar = checkpoints.load_model("gla")
+    with torch.no_grad():
+        predicted = model(inputs).argmax(-1)
+    scored = targets != tasks.IGNORE
+    assert accuracy["gla"] == pytest.approx(float((predicted[scored] == targets[scored]).double().mean()))
+    assert set(accuracy) == set(mf.VARIANTS)
+
+
+def test_a_missing_checkpoint_is_reported(monkeypatch, tmp_path):
+    monkeypatch.setattr(checkpoints, "FOLDER", tmp_path)
+    monkeypatch.setattr(checkpoints, "_loaded", {})
+    mf.trained_example.cache_clear()
+    try:
+        example = mf.trained_example("64-8", 0)
+        assert set(example.missing) == set(mf.VARIANTS) and example.predicted == {}
+        assert "no checkpoint" in example.missing["gla"]
+    finally:
+        mf.trained_example.cache_clear()

@@ -1,0 +1,60 @@
+"""Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
+PAGE = "/memory-fails"
+
+# where a data point of a Bokeh figure (found by the start of its title) is on the screen
+POINT_ON_SCREEN = """([title, x, y]) => {
+  const views = [];
+  const walk = (view) => { views.push(view); for (const child of (view.child_views ?? [])) walk(child); };
+  for (const root of window.Bokeh.index.roots) walk(root);
+  const plot = views.find(v => ["Plot", "Figure"].includes(v.model.type) && v.model.title &&
+                               (v.model.title.text || "").startsWith(title));
+  plot.el.scrollIntoView({block: "center"});
+  const box = plot.el.getBoundingClientRect();
+  return [box.left + plot.frame.x_scale.compute(x), box.top + plot.frame.y_scale.compute(y)];
+}"""
+
+
+def detail(page):
+    return page.locator("p", has_text="is answered").first.inner_text()
+
+
+def test_click_a_failed_query_and_reopen_the_link(open_page):
+    from app.dashboards.memory_fails import recall
+    right = recall("sum", 16, "random", 24, 0, 0).right          # what the page will compute
+    start, query = int(right.argmax()) + 1, int((~right).argmax()) + 1
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en&dk=16&pairs=24&query={start}")
+    page.get_by_role("heading", name="Where memory fails").wait_for()
+    page.get_by_text(f"Query {start} is answered right.").wait_for()
+    page.get_by_text(f"Query {query} fails: pick it to see why").wait_for()
+    x, y = page.evaluate(POINT_ON_SCREEN, ["Every query", query, 0.05])
+    page.mouse.click(x, y)                                    # a click on that query's bar
+    page.get_by_text(f"Query {query} is answered with the number of pair").wait_for()
+    page.wait_for_function(f"() => window.location.search.includes('query={query}')")
+    link = page.url
+
+    again = open_page().open(link.split(visit.server)[-1])   # the shared link reopens the same query
+    again.get_by_text(f"Query {query} is answered with the number of pair").wait_for()
+    assert visit.errors == [] and visit.remote == []
+
+
+def test_italian_superiore_and_bad_links(open_page):
+    visit = open_page(locale="it-IT")
+    page = visit.open(f"{PAGE}?keys=orthogonal&pairs=999&rule=<script>alert(1)</script>&task=64-8")
+    page.get_by_role("heading", name="Dove la memoria cede").wait_for()
+    notices = page.get_by_role("alert")
+    notices.first.wait_for()
+    assert notices.count() == 2, notices.all_inner_texts()          # rule, and pairs (lowered once)
+    texts = " ".join(notices.all_inner_texts())
+    assert "<script>alert(1)</script>" in texts                      # quoted back as text
+    assert "«pairs»" not in texts and "pairs" in texts and "si usa 16" in texts   # at most d_k orthogonal keys
+    text = " ".join(visit.text())
+    assert visit.dialogs == []                                       # the script was text, never run
+    for english in ("Where memory fails", "Recall error", "One query taken apart", "answered"):
+        assert english not in text, english
+    assert page.locator("math").count() == 0
+    page.get_by_role("button", name="Superiore").click()
+    page.locator("math").first.wait_for()
+    assert page.locator("math").count() > 10
+    page.get_by_text("Esempio 0: 64 token, 8 coppie.").wait_for()   # the trained models' status line
+    assert visit.errors == [] and visit.remote == []
