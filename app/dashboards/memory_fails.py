@@ -26,9 +26,10 @@ import torch
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d, Span, TapTool
 from bokeh.plotting import figure
 
+from app.checkpoints import load_model, one_thread
 from app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
 from app.components.plots import LABEL_SIZE, RowsPicture, _style
-from app.components.text import TEXT_CSS, Explanation
+from app.components.text import Explanation
 from app.dashboards import Page
 from app.i18n import N_, _, current_language, format_number
 from app.urlstate import read_query, write_query
@@ -166,8 +167,7 @@ _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-mqar")
 
 
 def _load(variant):
-    from app.checkpoints import load_model           # cached per process, checksums verified
-    return load_model(variant)[0]
+    return load_model(variant)[0]                    # cached per process, checksums verified
 
 
 @dataclass(frozen=True)
@@ -213,19 +213,14 @@ def trained_accuracy(task):
     inputs, targets = _example_inputs(task, ACCURACY_EXAMPLES, ACCURACY_SEED + list(TASKS).index(task))
     scored = targets != tasks.IGNORE
     accuracy = {}
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)                    # one core for this; the other keeps serving pages
-    try:
-        with _models_lock, torch.no_grad():
-            for variant in VARIANTS:
-                try:
-                    model = _load(variant)
-                except (FileNotFoundError, ValueError):
-                    continue
-                predicted = model(inputs).argmax(-1)                                # [E, L]
-                accuracy[variant] = float((predicted[scored] == targets[scored]).double().mean())
-    finally:
-        torch.set_num_threads(threads)
+    with one_thread(), _models_lock, torch.no_grad():      # one core for this; the others keep serving pages
+        for variant in VARIANTS:
+            try:
+                model = _load(variant)
+            except (FileNotFoundError, ValueError):
+                continue
+            predicted = model(inputs).argmax(-1)                                    # [E, L]
+            accuracy[variant] = float((predicted[scored] == targets[scored]).double().mean())
     return accuracy
 
 

@@ -11,7 +11,6 @@ Two stores per session, two parts of the page:
 
 `GenerationView` and `CalculatorView` only draw.
 """
-import contextlib
 import html
 import math
 import time
@@ -23,6 +22,7 @@ import param
 import torch
 import torch.nn.functional as F
 
+from app.checkpoints import one_thread
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
 from app.components.controls import sidebar_label
 from app.components.player import Player
@@ -118,19 +118,6 @@ def rolling_median(values, window=WINDOW):
     """Median of the last `window` values up to each position (fewer at the start)."""
     values = np.asarray(values, dtype=float)
     return np.array([np.median(values[max(0, i - window + 1):i + 1]) for i in range(len(values))])
-
-
-@contextlib.contextmanager
-def one_thread():
-    """Run PyTorch on one thread inside the block. Steps this small gain nothing from a thread pool, and on
-    a busy machine waking the pool costs more than the arithmetic and makes the times noisy. (The server
-    runs one callback at a time, so the setting is put back before anything else runs.)"""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 @dataclass
