@@ -84,9 +84,8 @@ KNOBS = [
     # the α slider by keyboard (±0.01), with a per-token gate so that α acts: the memory S after the sequence
     Knob("transition: α slider ← / →", "/transition?lang=en&gate=scalar", figure=1,
          keys=("ArrowLeft", "ArrowRight"), focus=0),
-    # trained-model mode of /state (64×64 states, in progress): enable once it is merged, checking that
-    # figure 0 is a picture the step changes, e.g.
-    # Knob("state, trained: step → / ←", "/state?lang=en&mode=trained&variant=deltanet", figure=0),
+    # the trained DeltaNet checkpoint on an MQAR example: layer 1's 64×64 memory S (both layers shown)
+    Knob("state, trained: step → / ←", "/state?lang=en&mode=trained&variant=deltanet", figure=0),
 ]
 
 

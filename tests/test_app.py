@@ -190,3 +190,26 @@ def test_player_steps_within_bounds():
     player.toggle()                                       # at the end: play starts over
     assert player.value == 0
     player.playing = False
+
+
+def test_pictures_send_only_changed_numbers():
+    from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
+
+    sent = []
+    pictures = [MatrixPicture("", "", "", 3, 4), BarsPicture("", "", "", 4), RowsPicture("", "", ["a", "b"], 4)]
+    for picture in pictures:
+        picture.source.on_change("data", lambda attr, old, new: sent.append(1))
+    data = np.arange(12.0).reshape(3, 4)
+    for repeat in range(2):                      # the second time, nothing is sent
+        pictures[0].show(data)
+        pictures[1].show(data[0])
+        pictures[2].show(data[:2])
+    assert len(sent) == 3
+    with_nan = data.copy()
+    with_nan[0, 0] = np.nan
+    pictures[0].show(with_nan)
+    pictures[0].show(with_nan.copy())            # NaN equals NaN here: an unfilled cell stays unfilled
+    pictures[1].show(data[1])
+    pictures[2].show(data[1:])
+    assert len(sent) == 6
+    np.testing.assert_array_equal(pictures[2].source.data["image"][0], data[1:])
