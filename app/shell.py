@@ -69,7 +69,8 @@ def shell(session, slug, content: Page):
     language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
     level = pn.widgets.RadioButtonGroup.from_param(
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
-        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width")
+        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width",
+        description=None)                         # not the parameter's doc: an English note for developers
     nav = pn.pane.HTML(stylesheets=[NAV_CSS], sizing_mode="stretch_width", margin=(0, 5))
 
     def draw_nav(*_events):

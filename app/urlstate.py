@@ -89,12 +89,21 @@ def _clean(parameter, key, text):
         if number is None:
             return default, rejected(default)
         low, high = parameter.bounds or (None, None)
-        clamped = min(max(number, low if low is not None else number), high if high is not None else number)
-        if clamped != number:
+        clamped = number
+        if low is not None:
+            clamped = max(clamped, low)
+        if high is not None:
+            clamped = min(clamped, high)
+        if clamped == number:
+            return number, None
+        if low is not None and high is not None:
             return clamped, _("The link gave “{key}” the value {value}, outside the range {low} to {high}: "
                               "{used} is used instead.").format(
                 key=key, value=shown, low=serialize(low), high=serialize(high), used=serialize(clamped))
-        return number, None
+        limit = (_("The link gave “{key}” the value {value}, below the least allowed: {used} is used instead.")
+                 if high is None else
+                 _("The link gave “{key}” the value {value}, above the most allowed: {used} is used instead."))
+        return clamped, limit.format(key=key, value=shown, used=serialize(clamped))
     if isinstance(parameter, param.String):
         if len(text) > MAX_TEXT:
             return text[:MAX_TEXT], _("The link's text for “{key}” was too long: only its first {limit} "

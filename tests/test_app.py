@@ -213,3 +213,20 @@ def test_pictures_send_only_changed_numbers():
     pictures[2].show(data[1:])
     assert len(sent) == 6
     np.testing.assert_array_equal(pictures[2].source.data["image"][0], data[1:])
+
+
+def test_one_sided_bounds_are_enforced_too():
+    import param
+
+    class Knobs(param.Parameterized):
+        at_most = param.Number(default=1.0, bounds=(None, 5.0))
+
+    args = lambda **values: {k: [v.encode()] for k, v in values.items()}
+    with language("en"):
+        values, notices = read_query(Player, {"value": "t", "speed": "speed"}, args(t="-1"))
+        assert values == {"value": 0}
+        assert notices == ["The link gave “t” the value -1, below the least allowed: 0 is used instead."]
+        Player(**values)                                  # accepted: a negative frame used to raise here
+        values, notices = read_query(Knobs, {"at_most": "m"}, args(m="9"))
+        assert values == {"at_most": 5.0} and "above the most allowed: 5 is used" in notices[0]
+        assert read_query(Player, {"value": "t"}, args(t="12")) == ({"value": 12}, [])

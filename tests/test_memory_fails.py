@@ -120,8 +120,13 @@ def test_url_values_are_checked_and_fitted():
 def test_store_follows_its_settings():
     store = MemoryStore(d_k=8, pairs=30, query=25)
     first = store.run
+    seen = []                                                 # what widgets and the URL are told
+    store.param.watch(lambda *events: seen.extend((e.name, e.new) for e in events), ["pairs", "query"])
     store.keys = "orthogonal"                                 # at most 8 pairs now
     assert (store.pairs, store.query) == (8, 8) and len(store.run.targets) == 8
+    assert sorted(seen) == [("pairs", 8), ("query", 8)]
+    store.query = 30                                          # typed beyond N: lowered again, and said
+    assert store.query == 8 and ("query", 8) == seen[-2]      # (with a server, on the next tick: last)
     store.param.update(keys="random", rule="delta", pairs=20)
     assert store.run is mf.recall("delta", 8, "random", 20, 0, 0) and store.run is not first
     assert store.curve["pairs"][-1] == 32

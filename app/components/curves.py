@@ -11,10 +11,10 @@ Colours are Okabe & Ito's (safe for the common colour-vision deficiencies), and 
 also differ by dash and marker, so a picture still reads in grey on a projector.
 """
 import numpy as np
-from bokeh.models import ColumnDataSource, CustomJSTickFormatter, Legend, LegendItem, Range1d
+from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
-from app.components.plots import LABEL_SIZE, _style
+from app.components.plots import LABEL_SIZE, _style, number_format
 
 VERMILLION = "#d55e00"      # Okabe-Ito
 BLUE = "#0072b2"
@@ -31,12 +31,8 @@ class CurvesPicture:
                                     x_range=Range1d(0, 1), y_range=Range1d(0, 1)), x_label, y_label)
         self.figure.grid.visible = True
         self.figure.grid.grid_line_color = "#e4e7eb"
-        # tick labels written the way the page's language writes numbers (20.000,5 / 20,000.5), by the
-        # browser's own Intl: Bokeh's NumeralTickFormatter(language="it") still wrote 20,000
-        locale = {"it": "it-IT"}.get(language, "en-US")
         for axis in (self.figure.xaxis, self.figure.yaxis):
-            axis.formatter = CustomJSTickFormatter(
-                args={"locale": locale}, code="return tick.toLocaleString(locale, {maximumFractionDigits: 2})")
+            axis.formatter = number_format(language, decimals=2)
         # under the picture (in `legend_columns` columns, else one row): a legend never hides a curve
         self.legend = Legend(items=[], orientation="horizontal", label_text_font_size=LABEL_SIZE,
                              spacing=14, padding=4, border_line_alpha=0, click_policy="none")

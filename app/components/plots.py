@@ -7,8 +7,8 @@ the same number at every step. Colours diverge around zero (blue negative, white
 ColorBrewer RdBu, safe for the common colour-vision deficiencies).
 """
 import numpy as np
-from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, FixedTicker, HoverTool,
-                          LinearColorMapper, Range1d, Title)
+from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, CustomJSTickFormatter, FactorRange,
+                          FixedTicker, HoverTool, LinearColorMapper, Range1d, Title)
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
@@ -49,6 +49,22 @@ def _equal(old, new):
     return old.shape == new.shape and np.array_equal(old, new, equal_nan=floats)
 
 
+def number_format(language=None, decimals=3):
+    """Tick labels written the way the page's language writes numbers (0,5 and 20.000 in Italian), by
+    the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000)."""
+    from app.i18n import current_language
+
+    locale = {"it": "it-IT"}.get(language or current_language(), "en-US")
+    return CustomJSTickFormatter(args={"locale": locale, "decimals": decimals},
+                                 code="return tick.toLocaleString(locale, {maximumFractionDigits: decimals})")
+
+
+def colour_bar(mapper):
+    """A colour bar beside a heat map, its labels in the page's number format."""
+    return ColorBar(color_mapper=mapper, ticker=BasicTicker(desired_num_ticks=5), formatter=number_format(),
+                    major_label_text_font_size=TICK_SIZE, width=14)
+
+
 def _style(fig, x_label, y_label):
     fig.title.text_font_size = TITLE_SIZE
     fig.xaxis.axis_label = x_label
@@ -57,6 +73,9 @@ def _style(fig, x_label, y_label):
         axis.axis_label_text_font_size = LABEL_SIZE
         axis.axis_label_text_font_style = "normal"
         axis.major_label_text_font_size = TICK_SIZE
+    for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
+        if not isinstance(axis_range, FactorRange):
+            axis.formatter = number_format()
     fig.toolbar_location = None
     fig.outline_line_color = "#9aa5b1"
     fig.grid.visible = False
@@ -74,8 +93,7 @@ class MatrixPicture:
                                     x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
         self.figure.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
                           color_mapper=self.mapper)
-        self.figure.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(desired_num_ticks=5),
-                                        major_label_text_font_size=TICK_SIZE, width=14), "right")
+        self.figure.add_layout(colour_bar(self.mapper), "right")
         self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
         self.dh = rows
 
@@ -136,8 +154,7 @@ class RowsPicture:
         self.figure.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(self.rows)])
         self.figure.yaxis.major_label_overrides = {i + 0.5: label for i, label in enumerate(row_labels)}
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
-        self.figure.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(desired_num_ticks=5),
-                                        major_label_text_font_size=TICK_SIZE, width=14), "right")
+        self.figure.add_layout(colour_bar(self.mapper), "right")
         self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
 
     def set_limit(self, limit):

@@ -22,7 +22,7 @@ import numpy as np
 import panel as pn
 import param
 import torch
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Range1d, Span, TapTool
+from bokeh.models import ColumnDataSource, FactorRange, FixedTicker, HoverTool, Range1d, Span, TapTool
 from bokeh.plotting import figure
 
 from app.checkpoints import load_model, one_thread
@@ -156,7 +156,7 @@ def intruders(run, query, count=3):
     harm = contributions @ (run.values[rival] - run.values[target])           # [W]
     harm[target] = -np.inf
     order = np.argsort(-harm)
-    return [int(i) for i in order[:count] if harm[i] > 0]
+    return [int(i) for i in order[:count] if harm[i] > 1e-9]        # not rounding leftovers
 
 
 # ---------------------------------------------------------------------------- trained models
@@ -246,28 +246,28 @@ class MemoryStore(param.Parameterized):
 
     def __init__(self, **params):
         super().__init__(**params)
-        self._fit()
-        self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "seed"])
+        self.param.update(**self._fits())
+        self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed"])
         self.param.watch(self._trained_changed, ["task", "example"])
         self._compute()
         self.trained = trained_example(self.task, self.example)
 
-    def _fit(self):
-        """Keep N and the query inside what the settings allow; returns what had to change."""
-        fixed = {}
-        top = max_pairs(self.d_k, self.keys)
-        if self.pairs > top:
-            fixed["pairs"] = top
-        if self.query > min(self.pairs, top):
-            fixed["query"] = min(self.pairs, top)
-        if fixed:
-            with param.parameterized.discard_events(self):
-                self.param.update(**fixed)
+    def _fits(self):
+        """What N and the query must become to fit the other settings ({} when they fit)."""
+        pairs = min(self.pairs, max_pairs(self.d_k, self.keys))
+        fixed = {"pairs": pairs} if pairs != self.pairs else {}
+        if self.query > pairs:
+            fixed["query"] = pairs
         return fixed
 
     def _changed(self, *events):
-        self._fit()
-        self._compute()
+        if self._fits():
+            # lowered through update(), with events, so widgets and the URL follow; after the watchers of
+            # this change have run, or they would pass on the too-large value last. Comes back here.
+            _after_this_change(lambda: self.param.update(**self._fits()))
+            return
+        if {e.name for e in events} - {"query"}:
+            self._compute()
 
     def _compute(self):
         self.param.update(curve=curve(self.rule, self.d_k, self.keys, self.rewrites, self.seed),
@@ -280,6 +280,15 @@ class MemoryStore(param.Parameterized):
         """1-based number of the first query recalled wrong, or None."""
         wrong = np.flatnonzero(~self.run.right)
         return int(wrong[0]) + 1 if len(wrong) else None
+
+
+def _after_this_change(callback):
+    """Run `callback` on the session's next tick (at once without a server: tests, notebooks)."""
+    doc = pn.state.curdoc
+    if doc is not None and doc.session_context is not None:
+        doc.add_next_tick_callback(callback)
+    else:
+        callback()
 
 
 SIZED = ("pairs", "query")        # URL values whose upper limit depends on the other settings
@@ -332,7 +341,7 @@ class QueriesPicture:
     """One bar per query: how close its read-out comes to the right value; a tap picks the query."""
 
     def __init__(self, on_pick):
-        self.source = ColumnDataSource({"x": [], "top": [], "color": [], "mark": [], "mark_y": [], "line": []})
+        self.source = ColumnDataSource({"x": [], "top": [], "color": [], "line": []})
         self.figure = _style(figure(title=_("Every query at this N (click one)"), width=760, height=300,
                                     x_range=Range1d(0.4, 1.6), y_range=Range1d(-0.35, 1.1),
                                     tools="tap"),
@@ -340,8 +349,13 @@ class QueriesPicture:
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, fill_color="color",
                          line_color="line", line_width=3, nonselection_fill_alpha=1.0,
                          selection_fill_alpha=1.0, nonselection_line_alpha=1.0)
-        self.figure.text(x="x", y="mark_y", text="mark", source=self.source, text_align="center",
-                         text_font_size="11pt", text_color="color")
+        # ✓ / ✗ under the bars (readable without colour), one text glyph per mark with a fixed colour:
+        # Bokeh 3.9's text glyph raised a RangeError in the browser with a colour column after updates
+        self.marks = {}
+        for mark, color in (("✓", RIGHT), ("✗", WRONG)):
+            self.marks[mark] = ColumnDataSource({"x": [], "y": []})
+            self.figure.text(x="x", y="y", text={"value": mark}, source=self.marks[mark], text_align="center",
+                             text_font_size="11pt", text_color=color)
         self.figure.add_tools(HoverTool(tooltips=[(_("query"), "@x"), (_("match"), "@top{0.00}")]))
         self.figure.select_one(TapTool).behavior = "select"
         self._on_pick = on_pick
@@ -359,12 +373,14 @@ class QueriesPicture:
         low = min(float(cosines.min()), 0.0) - 0.2               # room under the bars for ✓ / ✗
         self.figure.x_range.update(start=0.4, end=N + 0.6)
         self.figure.y_range.update(start=low, end=1.1)
+        colors = [RIGHT if r else WRONG for r in right]
         self.source.data = {
-            "x": np.arange(1, N + 1), "top": cosines, "mark_y": np.full(N, low + 0.05),
-            "color": [RIGHT if r else WRONG for r in right],
-            "mark": ["" if r else "✗" for r in right] if N > 40 else ["✓" if r else "✗" for r in right],
+            "x": np.arange(1, N + 1), "top": cosines, "color": colors,
             "line": ["#102a43" if i + 1 == chosen else ("white" if N <= 64 else None) for i in range(N)],
         }
+        for mark, where in (("✓", right & (N <= 40)), ("✗", ~right)):   # many queries: mark failures only
+            x = np.flatnonzero(where) + 1
+            self.marks[mark].data = {"x": x, "y": np.full(len(x), low + 0.05)}
 
 
 class WeightsPicture:
@@ -421,6 +437,7 @@ class TrainedPicture:
         self.accuracy.text(x="right", y="y", text="label", source=self.bars, x_offset=4,
                            text_baseline="middle", text_font_size="11pt")
         self.accuracy.yaxis.visible = False
+        self.accuracy.xaxis.ticker = FixedTicker(ticks=[0, 0.25, 0.5, 0.75, 1])   # the room past 1 is for labels
 
     def show(self, example):
         xs, ys, colors, marks, keys, expected, predicted = [], [], [], [], [], [], []
@@ -587,15 +604,15 @@ class MemoryView(pn.viewable.Viewer):
             pn.pane.HTML(f"<h1 style='margin:0;font-size:30px;color:#102a43'>{title}</h1>", margin=(0, 10)),
             self.intro,
             heading(_("How many pairs fit")),
-            pn.Row(pn.pane.Bokeh(self.errors.figure), pn.pane.Bokeh(self.accuracy.figure)),
+            pn.FlexBox(pn.pane.Bokeh(self.errors.figure), pn.pane.Bokeh(self.accuracy.figure)),
             self.curve_text,
             heading(_("One query taken apart")),
             self.detail,
-            pn.Row(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
-                   pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text)),
+            pn.FlexBox(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
+                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text)),
             heading(_("The trained models, query by query")),
             self.trained_text, self.trained_status,
-            pn.Row(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy)),
+            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy)),
             sizing_mode="stretch_width")
 
     # -- drawing
@@ -668,7 +685,7 @@ class MemoryView(pn.viewable.Viewer):
     def _detail_html(self, run, q, target, answer, weights, order):
         wrong = int(np.sum(~run.right))
         N = len(run.targets)
-        summary = _("{wrong} of {n} queries answered wrong.").format(wrong=wrong, n=N)
+        summary = _("Answered wrong: {wrong} of {n}.").format(wrong=wrong, n=N)
         pair = lambda w: _("pair {i}").format(i=w + 1)
         if answer == target:
             verdict = '<span class="ok">%s ✓</span>' % html.escape(
@@ -680,7 +697,8 @@ class MemoryView(pn.viewable.Viewer):
         rewritten = ""
         if target >= N:                                     # a later write of this key
             rewritten = " " + html.escape(_("(This name changed number: the latest one is the right answer.)"))
-        polluters = ", ".join(f"{pair(int(w))} ({format_number(round(float(weights[w]), 2), 2)})" for w in order)
+        polluters = ", ".join(_("{pair} (weight {weight})").format(
+            pair=pair(int(w)), weight=format_number(round(float(weights[w]), 2), 2)) for w in order)
         largest = html.escape(_("The pairs that pushed it most towards a wrong number: {pairs}.").format(
             pairs=polluters)) if order else ""
         first = self.store.first_failure()

@@ -22,13 +22,13 @@ import param
 import torch
 import torch.nn.functional as F
 from bokeh.core.properties import value
-from bokeh.models import (BasicTickFormatter, BasicTicker, ColorBar, ColumnDataSource, FixedTicker,
+from bokeh.models import (BasicTickFormatter, ColorBar, ColumnDataSource, FixedTicker,
                           HoverTool, Legend, LegendItem, LinearColorMapper, Range1d)
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from app import mechanism
-from app.components.plots import EMPTY, TICK_SIZE, MatrixPicture, _style
+from app.components.plots import EMPTY, MatrixPicture, _style, colour_bar
 from app.components.text import TEXT_CSS, Explanation
 from app.dashboards import Page
 from app.dashboards.state_fills_up import VARIANT_NAMES
@@ -370,8 +370,7 @@ class MaskPicture:
         for color, width_px in (("white", 4), ("#102a43", 1.5)):      # a double line shows on dark and bright
             self.figure.quad(left="left", right="right", top="top", bottom="bottom", source=self.blocks,
                              fill_alpha=0, line_color=color, line_width=width_px)
-        self.figure.add_layout(ColorBar(color_mapper=self.mapper, ticker=BasicTicker(desired_num_ticks=5),
-                                        major_label_text_font_size=TICK_SIZE, width=14), "right")
+        self.figure.add_layout(colour_bar(self.mapper), "right")
         self.figure.add_tools(HoverTool(tooltips=[("t", "$y{0}"), ("j", "$x{0}"), ("L", "@image{0.000}")]))
 
     def show(self, mask, chunk_size):

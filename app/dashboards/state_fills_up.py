@@ -290,9 +290,10 @@ TRAINED_FORMULA = {
     "state": N_("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ of this layer: its size is fixed by "
                 "the model, not by the sequence. Blue negative, red positive, same scale at every step; the "
                 "largest 0.1% of the values are drawn at full colour."),
-    "readout": N_("The read-out $o_t = S_t q_t$; it is normalized, projected back to the model width and "
-                  "added to the residual stream. After the last layer the output head gives the logits, "
-                  "and the prediction is their $\\mathrm{argmax}$."),
+    "readout": N_("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum "
+                  "of the cached values) is normalized, projected back to the model width and added to the "
+                  "residual stream. After the last layer the output head gives the logits, and the "
+                  "prediction is their $\\mathrm{argmax}$."),
 }
 
 
@@ -363,8 +364,9 @@ class HeadPanel:
         return (RowsPicture(_("Read-out"), _("value dimension"), [_("answer")], d_v, width=360, height=150),
                 _("To answer, the model looks into the memory with the name it is asked about. What comes "
                   "out is compared with every stored number: the closest one is the answer."),
-                _("The read-out $o_t = S_t q_t$; the answer is the stored value whose vector has the largest "
-                  "cosine with $o_t$ (averaged over heads)."))
+                _("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum of "
+                  "the cached values); the answer is the stored value whose vector has the largest cosine "
+                  "with $o_t$ (averaged over heads)."))
 
     def card(self, name):
         if name not in self.cards:
@@ -798,7 +800,7 @@ def prediction_html(run, t):
     vocab = run.logits.shape[-1]
     asked = [i for i in range(t + 1) if run.asked(i)]
     right = sum(int(run.predictions[i] == run.targets[i]) for i in asked)
-    score = html.escape(_("Right so far: {right} of {asked} questions.").format(right=right, asked=len(asked)))
+    score = html.escape(_("Right so far: {right} of {asked}.").format(right=right, asked=len(asked)))
     if not run.asked(t):
         now = '<span class="muted">%s</span>' % html.escape(_("Nothing is asked at this step."))
         return f"{now} {score}"

@@ -35,7 +35,7 @@ from bokeh.models import (ColorBar, ColumnDataSource, FixedTicker, HoverTool, Li
 from bokeh.plotting import figure
 
 from app import mechanism
-from app.components.plots import PALETTE, MatrixPicture, TICK_SIZE, _style
+from app.components.plots import PALETTE, MatrixPicture, TICK_SIZE, _style, number_format
 from app.components.controls import mechanism_knobs, sidebar_label
 from app.components.text import TEXT_CSS, Explanation, to_html
 from app.dashboards import Page
@@ -442,7 +442,8 @@ class RecallPicture:
         self.figure.scatter(x="x", y="y", source=self.chosen, size=11, marker="circle",
                             fill_color="white", line_color="#102a43", line_width=2)
         self.figure.add_layout(ColorBar(color_mapper=self.mapper, major_label_text_font_size=TICK_SIZE, width=14,
-                                        ticker=FixedTicker(ticks=[-1, -0.5, 0, 0.5, 1])), "right")
+                                        ticker=FixedTicker(ticks=[-1, -0.5, 0, 0.5, 1]), formatter=number_format()),
+                               "right")
         self.figure.add_tools(HoverTool(tooltips=[("cos", "@image{0.00}")], renderers=[self.image]))
         self.figure.xaxis.ticker = self.x_ticks = FixedTicker(ticks=[])    # one tick per cell, relabelled
         self.figure.yaxis.ticker = self.y_ticks = FixedTicker(ticks=[])
