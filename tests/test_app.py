@@ -1,6 +1,5 @@
 """The app without a browser: catalogs, URL parsing, the token grammar, the store, sessions, the player."""
 import math
-import re
 
 import numpy as np
 import pytest
@@ -140,7 +139,6 @@ def test_store_keeps_url_gates_and_resets_them_on_a_new_model():
 
 
 def test_sessions_are_separate_and_freed():
-    import panel as pn
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 

@@ -69,6 +69,15 @@ class Player(pn.viewable.Viewer):
     playing = param.Boolean(default=False)
     speed = param.Number(default=2.0, bounds=(0.5, 8.0), doc="frames per second")
 
+    URL = {"value": "t", "speed": "speed"}         # the frame and the speed are part of every link
+
+    @classmethod
+    def from_query(cls, args, **defaults):
+        """(a Player from untrusted URL args over `defaults`, its notices); see app.urlstate."""
+        from app.urlstate import read_query
+        values, notices = read_query(cls, cls.URL, args)
+        return cls(**{**defaults, **values}), notices
+
     def __init__(self, **params):
         super().__init__(**params)
         self._callback = None

@@ -1,8 +1,9 @@
 """The dashboards of DESIGN §6, in teaching order. A dashboard without a `build` yet is listed as coming.
 
-To add one: write `app/dashboards/<name>.py` with `build(session) -> Page`, import it here, set
-`build=` on its entry, and add its strings to the catalogs (`python -m app.i18n update`).
+To add one: write `app/dashboards/<name>.py` with `build(session) -> Page`, set `build=_page("<name>")`
+on its entry, and add its strings to the catalogs (`python -m app.i18n translate it.json`).
 """
+import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -24,34 +25,11 @@ class Dashboard:
     build: Callable | None = None              # build(session) -> Page; None while not built yet
 
 
-def _two_bills(session):
-    from app.dashboards.two_bills import build
-    return build(session)
-
-
-def _state_fills_up(session):
-    from app.dashboards.state_fills_up import build
-    return build(session)
-
-
-def _parallel_recurrent(session):
-    from app.dashboards.parallel_recurrent import build
-    return build(session)
-
-
-def _memory_fails(session):
-    from app.dashboards.memory_fails import build
-    return build(session)
-
-
-def _transition(session):
-    from app.dashboards.transition import build
-    return build(session)
-
-
-def _architectures(session):
-    from app.dashboards.architectures import build
-    return build(session)
+def _page(module):
+    """build() of app.dashboards.<module>, imported on first use (the landing page needs no torch)."""
+    def build(session):
+        return importlib.import_module(f"app.dashboards.{module}").build(session)
+    return build
 
 
 DASHBOARDS = (
@@ -59,27 +37,27 @@ DASHBOARDS = (
               N_("Softmax attention pays twice: every token is compared with every other, and the "
                  "memory kept while generating grows with every token. Here the KV cache grows "
                  "token by token while the fixed-size state does not."),
-              build=_two_bills),
+              build=_page("two_bills")),
     Dashboard("state", N_("The state fills up"),
               N_("The memory of a linear-attention model is a small matrix rewritten at every token. "
                  "Watch it fill up, step by step, on a sequence you choose or type."),
-              build=_state_fills_up),
+              build=_page("state_fills_up")),
     Dashboard("transition", N_("The transition knob"),
               N_("Every model of the family rewrites its state in the same way and differs only in "
                  "how it keeps the past. Turn the forget and correct knobs to morph one model into another."),
-              build=_transition),
+              build=_page("transition")),
     Dashboard("memory-fails", N_("Where memory fails"),
               N_("A fixed-size memory can keep only so many pairs apart. Capacity curves against the "
                  "theoretical bound show where recall breaks down, and why."),
-              build=_memory_fails),
+              build=_page("memory_fails")),
     Dashboard("parallel-recurrent", N_("Parallel = recurrent"),
               N_("The same model can be computed all at once, token by token, or in chunks, with the "
                  "same numbers. Compare the three forms and what each one costs as the sequence grows."),
-              build=_parallel_recurrent),
+              build=_page("parallel_recurrent")),
     Dashboard("architectures", N_("Architectures"),
               N_("RetNet, RWKV, xLSTM, Mamba-2, GLA and DeltaNet are settings of one skeleton. "
                  "See each one as a choice of transition, write and read-out."),
-              build=_architectures),
+              build=_page("architectures")),
 )
 
 BY_SLUG = {d.slug: d for d in DASHBOARDS}

@@ -31,6 +31,7 @@ from app.components.plots import LABEL_SIZE, RowsPicture, _style
 from app.components.text import Explanation
 from app.dashboards import Page
 from app.i18n import N_, _, current_language, format_number
+from app.session import on_next_tick
 from app.urlstate import read_query, write_query
 from engine import tasks
 from engine.capacity import bound, measure, write_and_read
@@ -81,6 +82,7 @@ class Recall:
     targets     [N]       the write each query should recall (its key's latest write)
     answers     [N]       the write whose value is closest (cosine) to the read-out
     key_of      [W]       which of the N keys each write used
+    queries     [N, d_k]  the keys read back
     """
     weights: np.ndarray
     values: np.ndarray
@@ -88,6 +90,7 @@ class Recall:
     targets: np.ndarray
     answers: np.ndarray
     key_of: np.ndarray
+    queries: np.ndarray
 
     @property
     def right(self):
@@ -110,7 +113,8 @@ def recall(rule, d_k, keys, pairs, rewrites, seed):
     cosines = torch.nn.functional.normalize(readouts, dim=1) @ values.T             # [N, W]
     key_of = (data.keys @ data.queries.T).argmax(1)                                 # [W]
     return Recall(weights=weights.numpy(), values=values.numpy(), readouts=readouts.numpy(),
-                  targets=data.targets.numpy(), answers=cosines.argmax(1).numpy(), key_of=key_of.numpy())
+                  targets=data.targets.numpy(), answers=cosines.argmax(1).numpy(), key_of=key_of.numpy(),
+                  queries=data.queries.numpy())
 
 
 @functools.lru_cache(maxsize=64)
@@ -122,10 +126,8 @@ def curve(rule, d_k, keys, rewrites, seed):
         sums = np.zeros(3)
         for trial in range(TRIALS):
             run = recall(rule, d_k, keys, N, rewrites, seed + trial)
-            weights = torch.from_numpy(run.weights)
-            queries = tasks.capacity_data(num_pairs=N, d_k=d_k, keys=keys, repeat=rewrites,
-                                          seed=seed + trial).queries
-            error, best, _plain_accuracy = measure(weights, torch.from_numpy(run.targets), queries)
+            error, best, _plain_accuracy = measure(*(torch.from_numpy(x) for x in (run.weights, run.targets,
+                                                                                    run.queries)))
             sums += (error, best, run.right.mean())
         rows.append((N, *(sums / TRIALS), bound(N, d_k)))
     table = np.array(rows)
@@ -162,6 +164,7 @@ def intruders(run, query, count=3):
 # ---------------------------------------------------------------------------- trained models
 
 _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-mqar")
+_accuracies = {}                 # task → held-out accuracy per variant, counted once per process
 
 
 def _load(variant):
@@ -205,7 +208,6 @@ def trained_example(task, example):
                           expected=targets[0, positions].numpy(), predicted=predicted, missing=missing)
 
 
-@functools.lru_cache(maxsize=8)
 def trained_accuracy(task):
     """variant → share of queries answered right over ACCURACY_EXAMPLES held-out examples."""
     inputs, targets = _example_inputs(task, ACCURACY_EXAMPLES, ACCURACY_SEED + list(TASKS).index(task))
@@ -264,7 +266,7 @@ class MemoryStore(param.Parameterized):
         if self._fits():
             # lowered through update(), with events, so widgets and the URL follow; after the watchers of
             # this change have run, or they would pass on the too-large value last. Comes back here.
-            _after_this_change(lambda: self.param.update(**self._fits()))
+            on_next_tick(pn.state.curdoc, lambda: self.param.update(**self._fits()))
             return
         if {e.name for e in events} - {"query"}:
             self._compute()
@@ -280,15 +282,6 @@ class MemoryStore(param.Parameterized):
         """1-based number of the first query recalled wrong, or None."""
         wrong = np.flatnonzero(~self.run.right)
         return int(wrong[0]) + 1 if len(wrong) else None
-
-
-def _after_this_change(callback):
-    """Run `callback` on the session's next tick (at once without a server: tests, notebooks)."""
-    doc = pn.state.curdoc
-    if doc is not None and doc.session_context is not None:
-        doc.add_next_tick_callback(callback)
-    else:
-        callback()
 
 
 SIZED = ("pairs", "query")        # URL values whose upper limit depends on the other settings
@@ -737,11 +730,9 @@ class MemoryView(pn.viewable.Viewer):
 
     def _task_changed(self, *_events):
         task = self.store.task
-        if trained_accuracy.cache_info().currsize and task in _accuracy_done:
-            self.trained.show_accuracy(trained_accuracy(task))
-            return
-        self.trained.show_accuracy({})
-        pn.state.execute(functools.partial(self._count, task))
+        self.trained.show_accuracy(_accuracies.get(task, {}))
+        if task not in _accuracies:
+            pn.state.execute(functools.partial(self._count, task))
 
     async def _count(self, task):
         if self._accuracy_running:
@@ -749,28 +740,19 @@ class MemoryView(pn.viewable.Viewer):
         self._accuracy_running = True
         self._schedule(self._draw_trained_status)
         try:
-            accuracy = await asyncio.get_running_loop().run_in_executor(_worker, trained_accuracy, task)
-            _accuracy_done.add(task)
+            _accuracies[task] = await asyncio.get_running_loop().run_in_executor(_worker, trained_accuracy, task)
         finally:
             self._accuracy_running = False
-        self._schedule(lambda: self._counted(task, accuracy))
+        self._schedule(lambda: self._counted(task))
 
-    def _counted(self, task, accuracy):
+    def _counted(self, task):
         if task == self.store.task:
-            self.trained.show_accuracy(accuracy)
+            self.trained.show_accuracy(_accuracies[task])
         self._draw_trained_status()
-        if self.store.task not in _accuracy_done:
+        if self.store.task not in _accuracies:
             pn.state.execute(functools.partial(self._count, self.store.task))
 
     def _schedule(self, callback):
-        doc = self._doc
-        if doc is None or doc.session_context is None:
-            callback()
-            return
-        try:
-            doc.add_next_tick_callback(callback)
-        except Exception:                                 # the session closed meanwhile
-            pass
+        on_next_tick(self._doc, callback)
 
 
-_accuracy_done = set()           # tasks whose held-out accuracy is in trained_accuracy's cache

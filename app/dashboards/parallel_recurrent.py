@@ -33,6 +33,7 @@ from app.components.text import TEXT_CSS, Explanation
 from app.dashboards import Page
 from app.dashboards.state_fills_up import VARIANT_NAMES
 from app.i18n import N_, _, format_number
+from app.session import on_next_tick
 from app.urlstate import read_query, write_query
 from engine.ops import VARIANTS, forward
 from engine.ops.parallel import decay_mask
@@ -743,11 +744,4 @@ class FormsView(pn.viewable.Viewer):
             pn.state.execute(self._measure)
 
     def _schedule(self, callback):
-        doc = self._doc
-        if doc is None or doc.session_context is None:
-            callback()                                    # no server (tests, notebooks): draw now
-            return
-        try:
-            doc.add_next_tick_callback(callback)
-        except Exception:                                 # the session closed while we measured
-            pass
+        on_next_tick(self._doc, callback)

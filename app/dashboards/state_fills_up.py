@@ -469,9 +469,7 @@ class StateView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         store, session = self.store, self.session
-        player_values, player_notices = read_query(Player, {"value": "t", "speed": "speed"},
-                                                   pn.state.session_args)
-        self.player = Player(**player_values)
+        self.player, player_notices = Player.from_query(pn.state.session_args)
         length = store.length()
         if self.player.value > length - 1 and not (store.mode == "trained" and store.failure):
             player_notices.append(_("The link asked for step {t}, but this sequence has {n} steps: the last "
@@ -496,7 +494,7 @@ class StateView(pn.viewable.Viewer):
         store.param.watch(self._reconfigure, ["mode", "layer", "result", "problems", "trained", "failure"])
         self.player.param.watch(self._draw, "value")
         write_query(store, StateStore.URL)
-        write_query(self.player, {"value": "t", "speed": "speed"})
+        write_query(self.player, Player.URL)
         self._reconfigure()
 
     def controls(self):

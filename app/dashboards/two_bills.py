@@ -471,15 +471,13 @@ class GenerationView(pn.viewable.Viewer):
     def __init__(self, **params):
         super().__init__(**params)
         store, session = self.store, self.session
-        player_values, player_notices = read_query(Player, {"value": "t", "speed": "speed"},
-                                                   pn.state.session_args)
-        self.player = Player(**{"speed": 4.0, **player_values})
+        self.player, player_notices = Player.from_query(pn.state.session_args, speed=4.0)
         frames = store.result.tokens
         if self.player.value > frames - 1:
             player_notices.append(_("The link asked for token {t}, but this run generates {n}: the last one "
                                     "is shown.").format(t=self.player.value + 1, n=frames))
         self.player.length = frames
-        if "value" not in player_values:
+        if Player.URL["value"] not in (pn.state.session_args or {}):
             self.player.value = frames - 1       # open on the whole run: Play replays it from the start
         session.add_notices("url", self.url_notices + player_notices)
 
@@ -556,7 +554,7 @@ class GenerationView(pn.viewable.Viewer):
         self.player.param.watch(self._draw, "value")
         session.param.watch(lambda _e: self._draw(), "level")
         write_query(store, GenerationStore.URL)
-        write_query(self.player, {"value": "t", "speed": "speed"})
+        write_query(self.player, Player.URL)
         self._reconfigure()
 
     def controls(self):
