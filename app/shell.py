@@ -69,8 +69,7 @@ def shell(session, slug, content: Page):
     language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
     level = pn.widgets.RadioButtonGroup.from_param(
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
-        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width",
-        description=None)                         # not the parameter's doc: an English note for developers
+        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width")
     nav = pn.pane.HTML(stylesheets=[NAV_CSS], sizing_mode="stretch_width", margin=(0, 5))
 
     def draw_nav(*_events):
@@ -82,15 +81,26 @@ def shell(session, slug, content: Page):
                                       stylesheets=[":host { font-size: 15px; }"])
     template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
                              label(_("Dashboards")), nav])
-    for control in content.controls:
-        # from_param turns a parameter's doc (a note for developers, in English) into a "?" tooltip
-        if isinstance(control, pn.widgets.Widget) and getattr(control, "description", None):
-            control.description = None
+    without_doc_tooltips(session, [level])
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
         template.sidebar.extend(content.controls)
-    template.main.append(pn.Column(notices(session), content.main, sizing_mode="stretch_width"))
+    main = pn.Column(notices(session), content.main, sizing_mode="stretch_width")
+    template.main.append(main)
+    without_doc_tooltips(session, [*content.controls, main])
     return template
+
+
+def without_doc_tooltips(session, parts):
+    """`from_param` turns a parameter's doc (a note for developers, in English) into a "?" tooltip:
+    drop those, anywhere on the page, and keep the tooltips a dashboard wrote itself (translated)."""
+    from app.components.player import Player
+
+    docs = {p.doc for owner in (session, Player, *session.stores.values())
+            for p in owner.param.objects().values() if p.doc}
+    for widget in pn.Column(*parts).select(pn.widgets.Widget):
+        if getattr(widget, "description", None) in docs:
+            widget.description = None
 
 
 def navigation(session, current):

@@ -228,3 +228,19 @@ def test_one_sided_bounds_are_enforced_too():
         values, notices = read_query(Knobs, {"at_most": "m"}, args(m="9"))
         assert values == {"at_most": 5.0} and "above the most allowed: 5 is used" in notices[0]
         assert read_query(Player, {"value": "t"}, args(t="12")) == ({"value": 12}, [])
+
+
+def test_parameter_docs_never_become_tooltips():
+    import panel as pn
+
+    from app.dashboards.two_bills import CalculatorStore
+    from app.session import Session
+    from app.shell import without_doc_tooltips
+
+    session = Session()
+    session.stores["two-bills"] = store = CalculatorStore()
+    from_doc = pn.widgets.IntInput.from_param(store.param.heads)
+    assert from_doc.description == "query heads"                 # what Panel does by itself
+    ours = pn.widgets.Button(name="x", description=_("Play or pause (Space)"))
+    without_doc_tooltips(session, [pn.Column(pn.Row(from_doc)), ours])
+    assert from_doc.description is None and ours.description == "Play or pause (Space)"
