@@ -7,12 +7,13 @@ A sequence is a list of tokens in a tiny grammar, one token per step:
     ·          wait    nothing written, nothing read: only the transition acts (time passes)
 
 A trained model learns its keys, values and queries; here each word gets a fixed random unit vector
-per role and head (seeded, `embedding`), with d_k = d_v = 16, and the gates come from two knobs
-(forget α, correct β) with a default per variant. A write token also queries its own key, so the
+per role and head (seeded, `embedding`), with d_k = d_v = 16, and the gates come from the two knobs
+(forget α, correct β) through the one gate recipe, `engine.gates.make_gates`, with each variant's
+default knobs from its record in `app.variants`. A write token also queries its own key, so the
 read-out shows what the memory says about that key right after writing it.
 
 The engine does the stepping (`engine.stepping.run`); `run_sequence` returns its records with the
-decoded answers. Nothing here draws or translates: problems come back as codes for the app to word.
+decoded answers. Nothing here draws or translates (preset names are msgids): problems come back as codes for the app to word.
 """
 import re
 import zlib
@@ -21,9 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from engine.ops import VARIANTS
-from engine.stepping import DELTA_RULE, run
-from engine.tasks import IGNORE, mqar
+from app.i18n import N_
+from app.variants import REGISTRY
+from engine.gates import make_gates
+from engine.stepping import run
+from engine.tasks import mqar
 
 D_K = D_V = 16
 MAX_TOKENS = 40
@@ -31,13 +34,6 @@ MAX_CHARS = 300
 MAX_HEADS = 2
 WAIT = "·"
 
-# the variants whose transition has a forget gate α, and those that correct with β
-FORGETTING = ("retnet", "mamba2", "gla", "gated_deltanet", "rwkv6", "rwkv7", "mlstm")
-CORRECTING = DELTA_RULE
-PER_CHANNEL = ("gla", "rwkv6", "rwkv7")
-DEFAULT_ALPHA = {"retnet": 0.97, "mamba2": 0.9, "gla": 0.9, "gated_deltanet": 0.95,
-                 "rwkv6": 0.9, "rwkv7": 0.95, "mlstm": 0.95}
-DEFAULT_BETA = 1.0
 SCALE = {"softmax": 8.0}      # query scale: 1 reads a stored unit key back exactly; softmax needs a sharp one
 
 _WORD = r"\w{1,12}"
@@ -55,6 +51,8 @@ PRESETS = {
               "Nino:78 Olga:68 Paolo:16 Rita:70 Sara:28 Tina:20 Ugo:58 Vera:56 Zeno:87 Bice:31 Ciro:48 "
               "Dora:40 Enzo:51 Flora:37 Anna? Bruno? Carla? Dario? Elena? Fabio? Gina? Ivo?"),
 }
+PRESET_NAMES = {"phonebook": N_("Phone book"), "overwrite": N_("A number changes"),
+                "crowd": N_("A crowded memory")}
 
 
 @dataclass(frozen=True)
@@ -139,42 +137,15 @@ class Run:
     candidates: list        # the values the read-out is decoded against
 
 
-def gates(variant, tokens, keys, heads, alpha, beta):
-    """The gate tensors of `variant` for a whole sequence, from the two knobs (see engine.ops.GATES)."""
-    T = len(tokens)
-    log_alpha = float(np.log(alpha))
-    if variant == "retnet":
-        return {"g": torch.full((heads,), log_alpha)}
-    if variant in ("mamba2",):
-        return {"g": torch.full((1, T, heads), log_alpha)}
-    if variant in PER_CHANNEL:
-        # channels forget at different speeds around α (same mean in log space), as trained gates do
-        spread = torch.linspace(0.25, 1.75, D_K)
-        g = (log_alpha * spread).expand(1, T, heads, D_K).clone()
-        found = {"g": g}
-        if variant == "rwkv6":
-            found["u"] = torch.ones(heads, D_K)
-        if variant == "rwkv7":
-            unit = keys / keys.norm(dim=-1, keepdim=True).clamp_min(1e-12)      # κ̂ (0 where no key)
-            found.update(a=-unit, b=beta * unit)
-        return found
-    if variant == "deltanet":
-        return {"beta": torch.full((1, T, heads), beta)}
-    if variant == "gated_deltanet":
-        return {"g": torch.full((1, T, heads), log_alpha), "beta": torch.full((1, T, heads), beta)}
-    if variant == "mlstm":
-        forget = min(alpha, 0.999)
-        return {"i": torch.zeros(1, T, heads), "f": torch.full((1, T, heads), float(np.log(forget / (1 - forget))))}
-    return {}
-
-
-def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=DEFAULT_BETA, seed=0):
-    """Run `variant` over `tokens` with the engine's recurrent stepper; returns a `Run`."""
-    if variant not in VARIANTS:
+def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0):
+    """Run `variant` over `tokens` with the engine's recurrent stepper; returns a `Run`.
+    alpha, beta: the knobs (None: the variant's defaults)."""
+    if variant not in REGISTRY:
         raise ValueError(f"unknown variant {variant!r}")
     if not tokens:
         raise ValueError("no tokens to run")
-    alpha = DEFAULT_ALPHA.get(variant, 1.0) if alpha is None else alpha
+    alpha = REGISTRY[variant].alpha if alpha is None else alpha
+    beta = REGISTRY[variant].beta if beta is None else beta
     T = len(tokens)
     q = torch.zeros(1, T, heads, D_K)
     k = torch.zeros(1, T, heads, D_K)
@@ -187,7 +158,7 @@ def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=DEFAULT_BETA, see
                 k[0, t, h] = torch.from_numpy(embedding(token.key, "key", h, seed))
                 v[0, t, h] = torch.from_numpy(embedding(token.value, "value", h, seed))
     _o, _state, records = run(variant, q, k, v, scale=SCALE.get(variant, 1.0),
-                              **gates(variant, tokens, k, heads, alpha, beta))
+                              **make_gates(variant, (1, T, heads, D_K), alpha=alpha, beta=beta, keys=k))
     candidates = sorted({t.value for t in tokens if t.kind == "write"})
     return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates)
 
@@ -212,6 +183,3 @@ def _answers(tokens, records, candidates, heads, seed):
         answers.append((candidates[best], float(score[best]), expected))
     return answers
 
-
-def is_delta(variant):
-    return variant in DELTA_RULE

@@ -13,7 +13,6 @@ Cases estimated to take over a minute, or (parallel form) over ~8 GB, are skippe
 """
 import argparse
 import json
-import math
 import os
 import platform
 import statistics
@@ -24,6 +23,7 @@ from dataclasses import asdict, dataclass, replace
 import torch
 import torch.nn.functional as F
 
+from engine.gates import make_gates
 from engine.ops import VARIANTS, forward, initial_state
 from engine.ops.recurrent import STEPS, gates_at
 from engine.ops.states import KVCache
@@ -63,29 +63,15 @@ QUICK = dict(lengths=(64, 256), contexts=(128, 1024), repeats=2, slow_s=0.2, ste
 # ---------------------------------------------------------------- inputs
 
 def make_inputs(variant, T, cfg, seed=0):
-    """Random q, k, v [B,T,H,·] and the variant's gates, in the ranges a trained layer produces."""
+    """Random q, k, v [B,T,H,·] and the variant's gates (engine.gates, around α = 0.95 per step, as a
+    trained layer's)."""
     B, H, K, V = cfg.batch, cfg.heads, cfg.d_k, cfg.d_v
     gen = torch.Generator().manual_seed(seed)
     randn = lambda *shape: torch.randn(*shape, generator=gen)
-    log_decay = lambda *shape: F.logsigmoid(randn(*shape) + 3)   # decays around 0.95 per step
     q, k, v = randn(B, T, H, K), randn(B, T, H, K), randn(B, T, H, V)
-    gates = {}
-    if variant == "retnet":
-        gates["g"] = torch.tensor([math.log(1 - 2 ** (-5 - h)) for h in range(H)])
-    elif variant in ("mamba2", "gated_deltanet"):
-        gates["g"] = log_decay(B, T, H)
-    elif variant in ("gla", "rwkv6", "rwkv7"):
-        gates["g"] = log_decay(B, T, H, K)
     if variant in ("deltanet", "gated_deltanet"):
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-        gates["beta"] = torch.sigmoid(randn(B, T, H))
-    if variant == "rwkv6":
-        gates["u"] = 0.5 * randn(H, K)
-    if variant == "rwkv7":
-        kk = F.normalize(randn(B, T, H, K), dim=-1)
-        gates["a"], gates["b"] = -kk, kk * torch.sigmoid(randn(B, T, H, K))
-    if variant == "mlstm":
-        gates["i"], gates["f"] = randn(B, T, H), randn(B, T, H) + 3
+    gates = make_gates(variant, (B, T, H, K), alpha=0.95, beta=1.0, seed=seed + 1)
     return q, k, v, gates
 
 

@@ -8,6 +8,8 @@ import math
 import torch
 import torch.nn.functional as F
 
+from engine.gates import make_gates
+
 VARIANTS = ("linear", "retnet", "mamba2", "gla", "deltanet", "gated_deltanet",
             "rwkv6", "rwkv7", "mlstm", "softmax")
 
@@ -20,43 +22,22 @@ def rel_rms(x, ref):
 
 def make_inputs(variant, *, B=2, T=17, H=2, d_k=8, d_v=6, dtype=torch.float64, seed=0,
                 strong=False, normalize=False):
+    """Random q, k, v and the variant's gates from the one gate recipe (engine.gates), drawn around
+    α = 0.95 per step as trained gates are, or (strong) with log decays anywhere in (−5, 0)."""
     gen = torch.Generator().manual_seed(seed)
 
     def randn(*shape):
         return torch.randn(*shape, generator=gen, dtype=torch.float64)
 
-    def rand(*shape):
-        return torch.rand(*shape, generator=gen, dtype=torch.float64)
-
-    def log_decay(*shape):
-        # strong: log decay anywhere in (-5, 0); mild: close to 1 as trained gates are
-        return -5 * rand(*shape) if strong else F.logsigmoid(randn(*shape) + 3)
-
     q, k, v = randn(B, T, H, d_k), randn(B, T, H, d_k), randn(B, T, H, d_v)
-    gates = {}
+    alpha = math.exp(-2.5) if strong else 0.95
+    gates = make_gates(variant, (B, T, H, d_k), alpha=alpha, beta=1.0, seed=seed + 1, dtype=torch.float64)
     if variant == "linear" and normalize:
         q, k = F.elu(q) + 1, F.elu(k) + 1  # positive features keep z·q away from zero
         gates["normalize"] = True
-    elif variant == "retnet":
-        gates["g"] = (-5 * rand(H) if strong
-                      else torch.tensor([math.log(1 - 2 ** (-5 - h)) for h in range(H)],
-                                        dtype=torch.float64))
-    elif variant in ("mamba2", "gated_deltanet"):
-        gates["g"] = log_decay(B, T, H)
-    elif variant in ("gla", "rwkv6", "rwkv7"):
-        gates["g"] = log_decay(B, T, H, d_k)
     if variant in ("deltanet", "gated_deltanet"):
         q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
-        gates["beta"] = torch.sigmoid(randn(B, T, H))
-    if variant == "rwkv6":
-        gates["u"] = 0.5 * randn(H, d_k)
     if variant == "rwkv7":
-        kk = F.normalize(randn(B, T, H, d_k), dim=-1)
-        in_context_lr = torch.sigmoid(randn(B, T, H, d_k))
-        gates["a"], gates["b"] = -kk, kk * in_context_lr
         k = 0.5 * k
-    if variant == "mlstm":
-        gates["i"] = randn(B, T, H)
-        gates["f"] = randn(B, T, H) + (-5 if strong else 3)
     cast = lambda x: x.to(dtype) if torch.is_tensor(x) and x.is_floating_point() else x
     return cast(q), cast(k), cast(v), {name: cast(x) for name, x in gates.items()}

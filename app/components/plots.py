@@ -9,7 +9,7 @@ ColorBrewer RdBu, safe for the common colour-vision deficiencies).
 import numpy as np
 from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, CustomJSTickFormatter, FactorRange,
                           FixedTicker, HoverTool, LinearColorMapper, Range1d, Title)
-from bokeh.palettes import RdBu11
+from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
 TITLE_SIZE = "16pt"
@@ -18,17 +18,8 @@ TICK_SIZE = "11pt"
 EMPTY = "#c9d1db"        # cells that hold nothing yet (a KV cache not filled up to there)
 
 
-def _diverging(n=255):
-    """RdBu interpolated to n colours (Bokeh lists it from blue to red: negative blue, positive red)."""
-    anchors = np.array([[int(c[i:i + 2], 16) for i in (1, 3, 5)] for c in RdBu11], dtype=float)
-    where = np.linspace(0, len(anchors) - 1, n)
-    low = np.floor(where).astype(int).clip(0, len(anchors) - 2)
-    frac = (where - low)[:, None]
-    rgb = anchors[low] * (1 - frac) + anchors[low + 1] * frac
-    return ["#%02x%02x%02x" % tuple(int(round(x)) for x in row) for row in rgb]
-
-
-PALETTE = _diverging()
+# RdBu interpolated to 255 colours (Bokeh lists it from blue to red: negative blue, positive red)
+PALETTE = interp_palette(RdBu11, 255)
 
 
 def _send_if_changed(source, **columns):
@@ -65,7 +56,8 @@ def colour_bar(mapper):
                     major_label_text_font_size=TICK_SIZE, width=14)
 
 
-def _style(fig, x_label, y_label):
+def style_figure(fig, x_label, y_label):
+    """Our look for a Bokeh figure: large labels for a projector, no toolbar, no grid, local number format."""
     fig.title.text_font_size = TITLE_SIZE
     fig.xaxis.axis_label = x_label
     fig.yaxis.axis_label = y_label
@@ -89,7 +81,7 @@ class MatrixPicture:
         self.rows, self.cols = rows, cols
         self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
         self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]})
-        self.figure = _style(figure(title=title, width=width, height=height,
+        self.figure = style_figure(figure(title=title, width=width, height=height,
                                     x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
         self.figure.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
                           color_mapper=self.mapper)
@@ -124,7 +116,7 @@ class BarsPicture:
     def __init__(self, title, x_label, y_label, size, *, y_range=(0, 1.05), width=300, height=260,
                  color="#3b6ea8"):
         self.source = ColumnDataSource({"x": np.arange(size), "top": np.zeros(size)})
-        self.figure = _style(figure(title=title, width=width, height=height,
+        self.figure = style_figure(figure(title=title, width=width, height=height,
                                     x_range=Range1d(-0.6, size - 0.4), y_range=Range1d(*y_range)),
                              x_label, y_label)
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color=color)
@@ -147,7 +139,7 @@ class RowsPicture:
         self.rows = len(row_labels)
         self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
         self.source = ColumnDataSource({"image": [np.full((self.rows, size), np.nan)]})
-        self.figure = _style(figure(title=title, width=width, height=height,
+        self.figure = style_figure(figure(title=title, width=width, height=height,
                                     x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
         self.figure.image(image="image", x=0, y=0, dw=size, dh=self.rows, source=self.source,
                           color_mapper=self.mapper)

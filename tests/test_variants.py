@@ -1,0 +1,61 @@
+"""The variant registry (app/variants.py) and the engine name the same variants, or fail clearly."""
+import dataclasses
+
+import pytest
+
+from app import variants
+from app.components.text import to_html
+from app.i18n import language, _
+from engine.ops import VARIANTS
+
+
+def test_registry_and_engine_agree():
+    assert list(variants.REGISTRY) == list(VARIANTS)
+    variants.check_registry()
+    assert set(variants.ORDER) == set(VARIANTS) - {"softmax"}
+
+
+def test_an_engine_variant_without_a_record_is_named():
+    registry = {name: r for name, r in variants.REGISTRY.items() if name != "gla"}
+    with pytest.raises(LookupError, match=r"engine variants without a registry record in app/variants.py: gla"):
+        variants.check_registry(registry)
+
+
+def test_a_record_without_engine_support_is_named():
+    extra = dataclasses.replace(variants.REGISTRY["deltanet"], name="mamba3")
+    with pytest.raises(LookupError, match=r"registry records without engine support in engine.ops.VARIANTS: mamba3"):
+        variants.check_registry({**variants.REGISTRY, "mamba3": extra})
+    with pytest.raises(LookupError, match=r"without a registry record.*: hyena"):
+        variants.check_registry(engine_variants=(*VARIANTS, "hyena"))
+
+
+def test_unknown_names_fail_clearly():
+    with pytest.raises(LookupError, match="unknown variant 'mamba3'"):
+        variants.variant("mamba3")
+
+
+def test_a_record_must_say_where_it_sits_on_the_knob():
+    lost = dataclasses.replace(variants.REGISTRY["gla"], knob=None)
+    with pytest.raises(LookupError, match="gla: give exactly one of knob"):
+        variants.check_registry({**variants.REGISTRY, "gla": lost})
+
+
+def test_what_the_engine_knows_is_read_from_the_engine():
+    r = variants.REGISTRY
+    assert [v for v in VARIANTS if r[v].corrects] == ["deltanet", "gated_deltanet", "rwkv7"]
+    assert [v for v in VARIANTS if r[v].per_channel] == ["gla", "rwkv6", "rwkv7"]
+    assert not r["linear"].forgets and r["mlstm"].forgets and not r["softmax"].fixed_state
+
+
+@pytest.mark.parametrize("name", VARIANTS)
+def test_every_record_has_its_words_in_both_languages_and_formulas_that_convert(name):
+    record = variants.REGISTRY[name]
+    words = [record.label, record.rule, record.left_out, *record.table]
+    for code in ("it", "en"):
+        with language(code):
+            assert all(_(w) for w in words)
+    with language("it"):
+        assert _(record.rule) != record.rule and _(record.left_out) != record.left_out
+    assert "<math" in to_html(record.formula)
+    for cell in record.table_formula:
+        assert "<script" not in to_html(cell)
