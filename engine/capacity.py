@@ -1,13 +1,13 @@
 """`python -m engine capacity`: how many key→value associations one layer's state can hold.
 
-The training-free version of the capacity experiment of Schlag, Irie & Schmidhuber 2021 (DESIGN §5,
+The training-free version of the capacity experiment of Schlag, Irie & Schmidhuber 2021 (engine/README.md, "Tasks and checkpoints";
 §7). One layer, one head, no projections: N unit keys k_i ∈ R^{d_k} are written with one-hot values
 through `engine.ops.forward`, then every key is read back from the final state S (o_i = S k_i, the
 query being the key itself, scale 1).
 
     python -m engine capacity --rule sum --d-k 64 --pairs 16,32,64,80,120,256 --keys random
 
-Rules (each a variant of the engine, DESIGN §3):
+Rules (each a variant of the engine, engine/README.md):
 - sum         variant "linear":          S_t = S_{t-1} + v_t k_tᵀ
 - delta       variant "deltanet", β = 1: S_t = S_{t-1}(I − k_t k_tᵀ) + v_t k_tᵀ
               (each write replaces what the state held along k_t)
@@ -21,7 +21,7 @@ Measures, per N (averaged over --trials independent draws of the keys):
   al.'s synthetic experiment (½ · squared error summed over the one-hot value, mean over queries),
   so it is on the scale of their curves and of the closed form below. (The plain mean over pairs
   *and* dimensions is error·2/W, with W the value dimension.)
-- bound: ½·max(0, 1 − d_k/N), the closed form of DESIGN §7. It is the smallest error any *linear*
+- bound: ½·max(0, 1 − d_k/N), the closed form of Schlag et al. 2021. It is the smallest error any *linear*
   read-out can reach with N distinct one-hot values: a d_k×N key matrix has rank ≤ d_k, so at best
   d_k of the N target dimensions are reproduced and the remaining N − d_k cost ½ each (out of N
   queries). Schlag et al. train the keys, so their sum-rule runs approach it; here the keys are

@@ -1,4 +1,4 @@
-"""Checkpoints: safetensors weights, a JSON sidecar, and a checksum manifest (DESIGN §5).
+"""Checkpoints: safetensors weights, a JSON sidecar, and a checksum manifest (engine/README.md, "Tasks and checkpoints").
 
     save("assets/checkpoints/deltanet.safetensors", model, command=..., data_seeds=..., ...)
     model, sidecar = load("assets/checkpoints/deltanet.safetensors")

@@ -1,4 +1,4 @@
-"""TinyLM: a tiny language model around one mixer variant (DESIGN §5).
+"""TinyLM: a tiny language model around one mixer variant (engine/README.md, "Tasks and checkpoints").
 
     tokens ─ embedding ─ n_layers × [ x + mixer(norm(x)),  x + mlp(norm(x)) ] ─ norm ─ head ─ logits
 

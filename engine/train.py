@@ -1,4 +1,4 @@
-"""Train a tiny model on MQAR and write a checkpoint (DESIGN §5).
+"""Train a tiny model on MQAR and write a checkpoint (engine/README.md, "Tasks and checkpoints").
 
     python -m engine train --variant deltanet --seq-len 64 --kv-pairs 4,8,16 --vocab-size 256 \\
         --d-model 64 --n-layers 2 --steps 2000 --batch-size 64 --lr 3e-3 --seed 0 \\

@@ -1,4 +1,4 @@
-"""Random inputs for every variant, shaped by the engine contract (DESIGN §4).
+"""Random inputs for every variant, shaped by the engine contract (engine/README.md).
 
 `make_inputs` draws q, k, v and the gate keywords a variant needs, with values in the
 range a trained layer would produce (or, with ``strong=True``, log decays down to -5 per step).

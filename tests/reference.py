@@ -1,4 +1,4 @@
-"""Independent float64 reference for every sequence-mixing variant (DESIGN §3 table, §4 contract).
+"""Independent float64 reference for every sequence-mixing variant (engine/README.md: the table and the contract).
 
 Written as plain loops over batch, head and time, one token at a time, straight from the
 recurrences, so that it shares no code and no algebraic shortcut with the engine. It is slow on

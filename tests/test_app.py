@@ -7,6 +7,7 @@ import pytest
 from app import i18n, mechanism
 from app.components.player import Player
 from app.i18n import _, language, negotiate
+from app.i18n.catalogs import problems
 from app.urlstate import read_query
 from engine.ops import VARIANTS
 
@@ -16,7 +17,16 @@ from engine.ops import VARIANTS
 @pytest.mark.parametrize("lang", i18n.LANGUAGES)
 def test_every_message_is_translated(lang):
     """Every _()/N_() string in app/ has a non-empty, non-fuzzy msgstr with the same placeholders."""
-    assert i18n.problems(lang) == []
+    assert problems(lang) == []
+
+
+def test_the_runtime_needs_no_catalog_tools():
+    """The app imports app.i18n alone; Babel's catalog tools and POSIX-only modules stay out of it."""
+    import subprocess
+    import sys
+    code = ("import sys, app.i18n; from app.i18n import _; "
+            "assert 'fcntl' not in sys.modules and 'app.i18n.catalogs' not in sys.modules, sorted(sys.modules)")
+    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_the_catalogs_are_used_and_differ():

@@ -1,4 +1,4 @@
-"""engine.capacity: the training-free capacity experiment (DESIGN §5, §7)."""
+"""engine.capacity: the training-free capacity experiment (Schlag, Irie & Schmidhuber 2021)."""
 import json
 
 import pytest
@@ -14,7 +14,7 @@ D = 16
 def test_bound_closed_form():
     assert bound(10, 64) == 0.0 and bound(64, 64) == 0.0
     assert bound(80, 64) == pytest.approx(0.10)
-    assert bound(120, 64) == pytest.approx(0.2333, abs=1e-4)                # DESIGN §7
+    assert bound(120, 64) == pytest.approx(0.2333, abs=1e-4)                # ½(1 − 64/120), Schlag et al. 2021
 
 
 @pytest.mark.parametrize("form", ["chunked", "recurrent"])

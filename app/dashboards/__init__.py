@@ -1,7 +1,8 @@
-"""The dashboards of DESIGN §6, in teaching order. A dashboard without a `build` yet is listed as coming.
+"""The dashboards, in teaching order. A dashboard without a `build` yet is listed as coming.
 
-To add one: write `app/dashboards/<name>.py` with `build(session) -> Page`, set `build=_page("<name>")`
-on its entry, and add its strings to the catalogs (`python -m app.i18n translate it.json`).
+To add one: write the package `app/dashboards/<name>/` (model.py: the store; view.py: the view, ending with
+`build = <View>.build`), set `build=_page("<name>")` on its entry, and add its strings to the catalogs
+(`python -m app.i18n translate it.json`). app/README.md walks through it.
 """
 import importlib
 from dataclasses import dataclass, field
@@ -25,10 +26,10 @@ class Dashboard:
     build: Callable | None = None              # build(session) -> Page; None while not built yet
 
 
-def _page(module):
-    """build() of app.dashboards.<module>, imported on first use (the landing page needs no torch)."""
+def _page(package):
+    """build() of app.dashboards.<package>.view, imported on first use (the landing page needs no torch)."""
     def build(session):
-        return importlib.import_module(f"app.dashboards.{module}").build(session)
+        return importlib.import_module(f"app.dashboards.{package}.view").build(session)
     return build
 
 

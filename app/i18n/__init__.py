@@ -1,0 +1,155 @@
+"""Every user-visible string goes through `_()`; the catalogs live in `i18n/` (gettext, built with Babel).
+
+    from app.i18n import _, N_
+    _("Play")                      # translated into the current session's language
+    TITLE = N_("The state fills up")  # marked for extraction at import time, translated later with _()
+
+The language belongs to the browser session (two visitors can read two languages at once): the page
+shell calls `set_language()` when a session starts, and `_()` looks it up from `pn.state.curdoc`.
+
+This module is what the running app needs (gettext reading compiled catalogs, compiled on first use
+when stale). The catalog tools — extract, update, translate, check — are `python -m app.i18n …`,
+in `app/i18n/catalogs.py`.
+"""
+import contextvars
+import gettext
+import os
+import tempfile
+import threading
+import weakref
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CATALOGS = ROOT / "i18n"
+DOMAIN = "lineare"
+LANGUAGES = ("it", "en")
+DEFAULT_LANGUAGE = "en"            # when the browser asks for neither Italian nor English
+
+_session_language = weakref.WeakKeyDictionary()     # Bokeh document → language code
+_forced = contextvars.ContextVar("lineare_language", default=None)
+_loaded = {}
+_lock = threading.Lock()
+
+
+def N_(message):
+    """Mark a string for extraction without translating it (module-level constants)."""
+    return message
+
+
+def _(message):
+    """The message in the current session's language."""
+    return translations(current_language()).gettext(message)
+
+
+def format_number(number, decimals=None):
+    """A number written the way the current language writes it (1.024,5 in Italian, 1,024.5 in English)."""
+    from babel.numbers import format_decimal
+
+    pattern = None if decimals is None else "#,##0." + "0" * decimals
+    return format_decimal(number, format=pattern, locale=current_language())
+
+
+def current_language():
+    forced = _forced.get()
+    if forced:
+        return forced
+    doc = _current_doc()
+    return _session_language.get(doc, DEFAULT_LANGUAGE) if doc is not None else DEFAULT_LANGUAGE
+
+
+def set_language(language, doc=None):
+    """Make `language` the language of this session (of `doc`, or of the current Bokeh document)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"unknown language {language!r}; choose one of {', '.join(LANGUAGES)}")
+    doc = doc if doc is not None else _current_doc()
+    if doc is None:
+        raise RuntimeError("set_language() needs a session; use `with language(...)` outside one")
+    _session_language[doc] = language
+
+
+class language:
+    """`with language("it"): ...` translates into Italian inside the block (scripts, tests)."""
+
+    def __init__(self, code):
+        if code not in LANGUAGES:
+            raise ValueError(f"unknown language {code!r}")
+        self.code = code
+
+    def __enter__(self):
+        self._token = _forced.set(self.code)
+        return self
+
+    def __exit__(self, *exc):
+        _forced.reset(self._token)
+
+
+def negotiate(accept_language):
+    """The best of LANGUAGES for an HTTP Accept-Language header (q-values respected), else the default."""
+    choices = []
+    for position, part in enumerate((accept_language or "").split(",")):
+        fields = part.strip().split(";")
+        tag = fields[0].strip().lower()
+        quality = 1.0
+        for field in fields[1:]:
+            name, _sep, value = field.strip().partition("=")
+            if name.strip() == "q":
+                try:
+                    quality = float(value)
+                except ValueError:
+                    quality = 0.0
+        primary = tag.split("-")[0]
+        if primary in LANGUAGES and quality > 0:
+            choices.append((-quality, position, primary))
+    return min(choices)[2] if choices else DEFAULT_LANGUAGE
+
+
+def _current_doc():
+    try:
+        import panel as pn
+    except ImportError:                                   # pragma: no cover - panel is a dependency
+        return None
+    return pn.state.curdoc
+
+
+# ------------------------------------------------------------------------------- catalogs
+
+def po_path(lang):
+    return CATALOGS / lang / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def mo_path(lang):
+    return po_path(lang).with_suffix(".mo")
+
+
+def translations(lang):
+    """The compiled catalog of `lang` (compiled first if its .mo is missing or older than the .po)."""
+    found = _loaded.get(lang)
+    if found is None:
+        with _lock:
+            found = _loaded.get(lang)
+            if found is None:
+                compile_catalogs(only_stale=True)
+                with open(mo_path(lang), "rb") as mo:
+                    found = gettext.GNUTranslations(mo)
+                _loaded[lang] = found
+    return found
+
+
+def compile_catalogs(only_stale=False):
+    """Compile every .po into its .mo (atomically: several server processes may start at once)."""
+    from babel.messages import mofile, pofile
+
+    compiled = []
+    for lang in LANGUAGES:
+        po, mo = po_path(lang), mo_path(lang)
+        if only_stale and mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime:
+            continue
+        with open(po, "rb") as source:
+            catalog = pofile.read_po(source, locale=lang, domain=DOMAIN)
+        handle, temporary = tempfile.mkstemp(dir=mo.parent, suffix=".mo.tmp")
+        with os.fdopen(handle, "wb") as target:
+            mofile.write_mo(target, catalog)
+        os.replace(temporary, mo)
+        compiled.append(mo)
+    _loaded.clear()
+    return compiled
