@@ -1,6 +1,7 @@
 """The app's speed: server time per animation frame, and knob → picture time in a real browser.
 
-    .venv/bin/python bench/app.py [--json] [--frames N] [--reps N] [--quick] [--variants gla,...] [--no-browser]
+    .venv/bin/python -m bench.app [--json] [--frames N] [--reps N] [--quick] [--variants gla,...]
+                                  [--knobs state,memory] [--no-browser] [--no-server]
 
 1. Server, per animation frame, for a 64×64 state with 4 heads (d_k = d_v = 64), torch on 1 thread:
    - step: one `engine.stepping.step` of one layer (the state is carried from frame to frame;
@@ -41,25 +42,20 @@ import sys
 import threading
 import time
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-if sys.path[0] == str(ROOT / "bench"):        # run as bench/app.py: `import app` must find the app, not this file
-    sys.path[0] = str(ROOT)
+import numpy as np
+import panel as pn
+import torch
+from bokeh.document import Document
+from bokeh.document.events import DocumentPatchedEvent
+from bokeh.protocol import Protocol
+from panel.io.state import set_curdoc
 
-import numpy as np  # noqa: E402
-import panel as pn  # noqa: E402
-import torch  # noqa: E402
-from bokeh.document import Document  # noqa: E402
-from bokeh.document.events import DocumentPatchedEvent  # noqa: E402
-from bokeh.protocol import Protocol  # noqa: E402
-from panel.io.state import set_curdoc  # noqa: E402
-
-from app.components.plots import BarsPicture, MatrixPicture, RowsPicture  # noqa: E402
-from engine import bench as engine_bench  # noqa: E402
-from engine.ops import VARIANTS  # noqa: E402
-from engine.ops.recurrent import gates_at  # noqa: E402
-from engine.stepping import DELTA_RULE, init_state, step  # noqa: E402
+from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
+from engine import bench as engine_bench
+from engine.ops import VARIANTS
+from engine.ops.recurrent import gates_at
+from engine.stepping import DELTA_RULE, init_state, step
 
 HEADS, D = 4, 64
 FRAME_TARGET_MS = 25.0
@@ -86,6 +82,8 @@ KNOBS = [
          keys=("ArrowLeft", "ArrowRight"), focus=0),
     # the trained DeltaNet checkpoint on an MQAR example: layer 1's 64×64 memory S (both layers shown)
     Knob("state, trained: step → / ←", "/state?lang=en&mode=trained&variant=deltanet", figure=0),
+    # a chart that changes only when a knob moves (HoloViews): the capacity curve, by the rewrites slider
+    Knob("memory: rewrites slider → / ←", "/memory-fails?lang=en&dk=16", figure=0, focus=0),
 ]
 
 
@@ -374,13 +372,15 @@ def print_report(report):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="bench/app.py", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.app", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--quick", action="store_true", help="few frames and repetitions (a smoke test)")
     parser.add_argument("--frames", type=int, help="timed frames per variant (default 300; quick 20)")
     parser.add_argument("--reps", type=int, help="timed repetitions per knob (default 30; quick 3)")
     parser.add_argument("--variants", type=lambda text: tuple(text.split(",")),
                         help="comma-separated (default: every fixed-state variant; quick: gated_deltanet,gla)")
+    parser.add_argument("--knobs", type=lambda text: tuple(text.split(",")),
+                        help="comma-separated words; time only the knobs whose name contains one (e.g. memory)")
     parser.add_argument("--no-browser", action="store_true", help="the server part only")
     parser.add_argument("--no-server", action="store_true", help="the browser part only")
     args = parser.parse_args(argv)
@@ -406,14 +406,15 @@ def main(argv=None):
         server = None if args.no_server else server_part(args.variants, args.frames, warmup, log)
     finally:
         torch.set_num_threads(threads)
-    browser = None if args.no_browser else browser_part(KNOBS, args.reps, log)
+    knobs = [k for k in KNOBS if not args.knobs or any(word in k.name for word in args.knobs)]
+    browser = None if args.no_browser else browser_part(knobs, args.reps, log)
     import bokeh
     report = {
         "machine": {"cpus": os.cpu_count(), "threads": 1, "load_before": [round(x, 2) for x in load],
                     "load_after": [round(x, 2) for x in os.getloadavg()], "panel": pn.__version__,
                     "bokeh": bokeh.__version__, "torch": torch.__version__, "platform": platform.platform()},
         "config": {"heads": HEADS, "d": D, "frames": args.frames, "warmup": warmup, "reps": args.reps,
-                   "variants": list(args.variants), "knobs": [asdict(k) for k in KNOBS]},
+                   "variants": list(args.variants), "knobs": [asdict(k) for k in knobs]},
         "server": server,
         "browser": browser,
         "targets": check_targets(server, browser),

@@ -1,6 +1,6 @@
 """The README's results table: every shipped checkpoint on held-out MQAR examples.
 
-    python bench/mqar_results.py [--examples 500] [--seed 2026] [--json]
+    python -m bench.mqar_results [--examples 500] [--seed 2026] [--json]
 
 Accuracy per variant at K ∈ {4, 8, 16} (L = 64) and K = 32 (L = 128), and the bytes each model
 holds per sequence while reading (all layers: the fixed state, or the KV cache at L = 128 for softmax).

@@ -1,8 +1,7 @@
-"""`bench/app.py --quick --no-browser --json` runs the server-side part and reports every number.
+"""`python -m bench.app --quick --no-browser --json` runs the server-side part and reports every number.
 
 Checks the structure only: timings depend on the machine and are never asserted.
 """
-import importlib.util
 import json
 import math
 import subprocess
@@ -13,13 +12,11 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = ("step_ms", "pictures_ms", "patch_ms", "frame_ms")
-SPEC = importlib.util.spec_from_file_location("bench_app", ROOT / "bench" / "app.py")
-bench_app = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench_app)
+from bench import app as bench_app
 
 
 def test_server_part_quick_json(capsys):
-    run = subprocess.run([sys.executable, "bench/app.py", "--quick", "--no-browser", "--json", "--frames", "5"],
+    run = subprocess.run([sys.executable, "-m", "bench.app", "--quick", "--no-browser", "--json", "--frames", "5"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)

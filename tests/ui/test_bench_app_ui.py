@@ -1,14 +1,10 @@
-"""bench/app.py's browser part, 3 repetitions of one knob, on the UI tests' server and Chromium.
+"""`python -m bench.app`'s browser part, 3 repetitions of one knob, on the UI tests' server and Chromium.
 
 Checks that the detector sees a real change, not how fast: timings are never asserted.
 """
-import importlib.util
 import math
-from pathlib import Path
 
-SPEC = importlib.util.spec_from_file_location("bench_app", Path(__file__).resolve().parents[2] / "bench" / "app.py")
-bench_app = importlib.util.module_from_spec(SPEC)
-SPEC.loader.exec_module(bench_app)
+from bench import app as bench_app
 
 
 def test_knob_to_picture_sees_the_picture_change(chromium, server):
