@@ -1,3 +1,5 @@
+import sys
+
 from app.serve import main
 
-main()
+sys.exit(main())

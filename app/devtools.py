@@ -25,14 +25,22 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running_server(port=None, timeout=60):
-    """Start `python -m app` on localhost, wait until it answers, yield its base URL, then stop it."""
+def running_server(port=None, timeout=90, shell_command=None):
+    """Start `python -m app` on localhost, wait until it answers, yield its base URL, then stop it.
+
+    shell_command: another way to start it, a bash line with {port} in it (run in the repository,
+    with the virtual environment's bin/ first on PATH), e.g. the README's plain `panel serve …`.
+    """
     port = port or free_port()
     log = open(ROOT / ".server.log", "w") if os.environ.get("LINEARE_SERVER_LOG") else subprocess.DEVNULL
-    process = subprocess.Popen([sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
-                                "--allow-websocket-origin", f"127.0.0.1:{port}",
-                                "--allow-websocket-origin", f"localhost:{port}"],
-                               cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    if shell_command is None:
+        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
+                   "--allow-websocket-origin", f"127.0.0.1:{port}", "--allow-websocket-origin", f"localhost:{port}"]
+    else:
+        command = ["bash", "-c", shell_command.format(port=port)]
+    environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                               env=environment)
     try:
         deadline = time.monotonic() + timeout
         while True:

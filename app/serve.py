@@ -1,24 +1,60 @@
-"""Serve Lineare: `python -m app` (or `python -m app.serve`), then open http://localhost:5006.
+"""Serve Lineare: `python -m app` (what `./scripts/app` runs), then open http://localhost:5006.
 
-Every page is a route of one Panel server; all JavaScript, CSS and fonts come from the server
-itself (Bokeh's and Panel's bundles, no CDN), so the app works with the network cut. Options pass
-through to `panel serve`'s engine (`pn.serve`): --port, --address, --allow-websocket-origin for a
-hosted instance, --num-procs to use several processes (sessions stay independent either way).
+It is `panel serve` with the flags a classroom needs; the same pages are served by plain Panel with
+
+    panel serve app/pages/*.py --index home
+
+One file per page in app/pages/ (its route is the file's name); every page is built by
+`app.shell.page`, so each has the same navigation, languages and URL state. All JavaScript, CSS and
+fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
+cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
+--allow-websocket-origin for a hosted instance, --num-procs for several processes, --show; anything
+after `--` goes to `panel serve` unchanged.
 """
 import argparse
+import errno
+import socket
+import sys
+from pathlib import Path
 
-import panel as pn
+PAGES = Path(__file__).resolve().parent / "pages"
+IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
+IDLE_LIFETIME_MS = 60_000
 
-import app.dashboards.state_fills_up  # noqa: F401  (imports torch and the engine once, at start-up)
-from app.dashboards import DASHBOARDS
-from app.i18n import compile_catalogs
-from app.shell import page
 
-ROUTES = {"/": page(None), **{f"/{d.slug}": page(d.slug) for d in DASHBOARDS}}
+def panel_serve_args(args, extra=()):
+    """The `panel serve` command line for our options."""
+    pages = sorted(str(p) for p in PAGES.glob("*.py"))
+    origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
+            "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
+            "--unused-session-lifetime", str(IDLE_LIFETIME_MS), "--warm"]
+    for origin in origins:
+        argv += ["--allow-websocket-origin", origin]
+    if args.show:
+        argv.append("--show")
+    return argv + list(extra)
+
+
+def port_problem(address, port):
+    """A sentence saying why `port` cannot be used, or None when it is free."""
+    with socket.socket() as probe:
+        try:
+            probe.bind((address if address not in ("", "0.0.0.0") else "0.0.0.0", port))
+        except OSError as error:
+            if error.errno == errno.EADDRINUSE:
+                return (f"Port {port} is already in use (another Lineare, or another program). "
+                        f"Try another one: ./scripts/app --port {port + 1}")
+            return f"Cannot listen on {address}:{port}: {error.strerror}."
+    return None
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m app", description="Serve the Lineare dashboards.")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(prog="python -m app", description="Serve the Lineare dashboards.",
+                                     epilog="Arguments after -- go to `panel serve` unchanged.")
     parser.add_argument("--port", type=int, default=5006)
     parser.add_argument("--address", default="localhost", help="interface to listen on (0.0.0.0: all)")
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
@@ -27,14 +63,18 @@ def main(argv=None):
     parser.add_argument("--show", action="store_true", help="open a browser tab")
     args = parser.parse_args(argv)
 
+    problem = port_problem(args.address, args.port)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 1
+    from app.i18n import compile_catalogs
     compile_catalogs(only_stale=True)            # a fresh checkout has .po files only
-    pn.extension(notifications=False)
-    origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
-    pn.serve(ROUTES, port=args.port, address=args.address, websocket_origin=origins,
-             num_procs=args.num_procs, show=args.show, title="Lineare", start=True,
-             # bounded work per visitor: idle sessions are closed and their stores freed
-             check_unused_sessions=10_000, unused_session_lifetime=60_000)
+    print(f"Lineare: starting on http://{args.address}:{args.port} (the first start imports PyTorch: "
+          "a few seconds) …", file=sys.stderr, flush=True)
+    from panel.command import main as panel_main
+    sys.argv = panel_serve_args(args, extra)
+    return panel_main()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

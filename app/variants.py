@@ -343,3 +343,13 @@ def label(name):
 
 
 check_registry()
+
+
+# Words of the transition knob and of the unified table (msgids), shared by the knob page (the whole
+# table) and the architectures page (one card per row).
+GATE_NAMES = {"none": N_("None: keeps everything"), "fixed": N_("Fixed: the same at every token"),
+              "scalar": N_("Scalar: one per token"), "channel": N_("Per channel: one per column")}
+COLUMNS_PLAIN = (N_("model"), N_("what happens to the old memory"), N_("what is written"),
+                 N_("how it answers"), N_("who sets the gates"))      # the name, then the four cells of `table`
+COLUMNS_FORMULA = (N_("model"), N_(r"transition (right-multiplies $S_{t-1}$)"), N_("write"),
+                   N_("read-out"), N_("gate parametrization in a layer"))   # … of `table_formula`

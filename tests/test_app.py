@@ -58,7 +58,7 @@ def args(**values):
 
 
 def test_url_values_are_cleaned_with_notices():
-    from app.dashboards.state_fills_up import StateStore
+    from app.dashboards.state_fills_up.model import StateStore
     with language("en"):
         values, notices = read_query(StateStore, StateStore.URL, args(
             variant="nope", alpha="abc", heads="7", pairs="-3", seed="1e999", beta="nan", preset="crowd"))
@@ -70,7 +70,7 @@ def test_url_values_are_cleaned_with_notices():
 
 
 def test_url_notices_quote_bounded_untrusted_text():
-    from app.dashboards.state_fills_up import StateStore
+    from app.dashboards.state_fills_up.model import StateStore
     with language("it"):
         values, notices = read_query(StateStore, StateStore.URL, args(variant="<b>" + "x" * 500, text="y" * 900))
     assert len(values["text"]) == 500
@@ -79,7 +79,7 @@ def test_url_notices_quote_bounded_untrusted_text():
 
 
 def test_valid_url_values_pass_unchanged():
-    from app.dashboards.state_fills_up import StateStore
+    from app.dashboards.state_fills_up.model import StateStore
     values, notices = read_query(StateStore, StateStore.URL, args(variant="gla", alpha="0.8", heads="2"))
     assert notices == [] and values == {"variant": "gla", "alpha": 0.8, "heads": 2}
 
@@ -139,11 +139,12 @@ def test_embeddings_are_fixed_unit_vectors():
 # ------------------------------------------------------------------------ store, sessions
 
 def test_store_keeps_url_gates_and_resets_them_on_a_new_model():
-    from app.dashboards.state_fills_up import StateStore
+    from app.dashboards.state_fills_up.model import StateStore
+    from app.variants import REGISTRY
     store = StateStore(variant="gla", alpha=0.5)
     assert store.alpha == 0.5 and store.result.variant == "gla"
     store.variant = "retnet"
-    assert store.alpha == mechanism.DEFAULT_ALPHA["retnet"] and store.result.variant == "retnet"
+    assert store.alpha == REGISTRY["retnet"].alpha and store.result.variant == "retnet"
     store.param.update(source="typed", text="<i>x</i>")
     assert store.problems and store.result.tokens                # falls back to the phone book
 
@@ -243,7 +244,7 @@ def test_one_sided_bounds_are_enforced_too():
 def test_parameter_docs_never_become_tooltips():
     import panel as pn
 
-    from app.dashboards.two_bills import CalculatorStore
+    from app.dashboards.two_bills.calculator import CalculatorStore
     from app.session import Session
     from app.shell import without_doc_tooltips
 

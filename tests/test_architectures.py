@@ -1,5 +1,7 @@
-"""Dashboard "Architectures" (app/dashboards/architectures.py) without a browser: the pictures against
+"""Dashboard "Architectures" (app/dashboards/architectures/) without a browser: the pictures against
 closed forms and the engine, the links against the stores of the pages they open, the URL, both languages."""
+import subprocess
+import sys
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
@@ -7,21 +9,25 @@ import pytest
 import torch
 
 from app.dashboards import BY_SLUG
-from app.dashboards import architectures as arch
-from app.dashboards.state_fills_up import StateStore
-from app.dashboards.transition import KNOB_OF, TransitionStore, match
+from app.dashboards.architectures import model as arch
+from app.dashboards.architectures import view as arch_view
+from app.dashboards.state_fills_up.model import StateStore
+from app.dashboards.transition.model import TransitionStore, match
 from app.i18n import language
 from app.session import Session
 from app.urlstate import read_query
+from app.variants import REGISTRY
+from engine.gates import channel_spread
 from engine.ops.states import MLSTMState
 from engine.stepping import step
 
 D = arch.D
 I = np.eye(D)
 k = arch.KEY.numpy()
-per_channel = lambda alpha: np.diag(alpha ** arch.SPREAD.numpy())
+per_channel = lambda alpha: np.diag(alpha ** channel_spread(D).numpy())
+KNOB_OF = {name: record.knob for name, record in REGISTRY.items() if record.knob}
 
-# A_t written out from the unified table (DESIGN §3), with the cards' illustrative gates
+# A_t written out from the unified table (the registry's table_formula), with the cards' illustrative gates
 CLOSED_FORM = {
     "linear": I,
     "retnet": (1 - 2 ** -5) * I,                                     # γ of the first head
@@ -82,7 +88,7 @@ def test_the_picture_agrees_with_the_records_decay_and_low_rank_part(variant):
 
 @pytest.mark.parametrize("variant", arch.ARCHITECTURES)
 def test_the_state_link_opens_that_model(variant):
-    path, args = as_args(arch.state_link(variant, "it", "superiore"))
+    path, args = as_args(arch_view.state_link(variant, "it", "superiore"))
     assert path == "./state"
     values, notices = read_query(StateStore, StateStore.URL, args)
     assert values == {"variant": variant} and notices == []
@@ -91,7 +97,7 @@ def test_the_state_link_opens_that_model(variant):
 
 @pytest.mark.parametrize("variant", arch.ARCHITECTURES)
 def test_the_knob_link_lands_on_the_model_or_its_nearest_setting(variant):
-    path, args = as_args(arch.knob_link(variant, "en", "elementare"))
+    path, args = as_args(arch_view.knob_link(variant, "en", "elementare"))
     assert path == "./transition"
     values, notices = read_query(TransitionStore, TransitionStore.URL, args)
     assert notices == [] and set(values) <= {"gate", "alpha", "beta"}
@@ -111,9 +117,9 @@ def test_the_knob_link_lands_on_the_model_or_its_nearest_setting(variant):
 def test_cards_say_when_a_model_is_not_on_the_knob():
     with language("en"):
         for variant in arch.ARCHITECTURES:
-            text = arch.card_html(variant, superiore=False)
+            text = arch_view.card_html(variant, superiore=False)
             assert ("Not exactly on the knob" in text) == (variant not in KNOB_OF)
-        links = arch.links_html("mlstm", "en", "elementare")
+        links = arch_view.links_html("mlstm", "en", "elementare")
     assert "Open the nearest knob setting" in links and "gate=scalar" in links and "variant=mlstm" in links
 
 
@@ -138,7 +144,7 @@ def test_the_page_renders_in_both_languages_and_levels(lang, words):
     with language(lang):
         session = Session(language=lang)
         store = arch.ArchitecturesStore(arch="deltanet")
-        view = arch.ArchitecturesView(store=store, session=session)
+        view = arch_view.ArchitecturesView(store=store, session=session)
         page = view.__panel__()
         texts = [card["text"].object for card in view.cards.values()]
         links = " ".join(card["links"].object for card in view.cards.values())
@@ -154,3 +160,9 @@ def test_the_page_renders_in_both_languages_and_levels(lang, words):
         assert "RWKV-6" in view.lamp.object and view.cards["deltanet"]["button"].button_style == "outline"
         headings = [o.object for o in page.objects if hasattr(o, "object") and isinstance(o.object, str)]
         assert any(words[0] in h for h in headings)
+
+
+def test_the_model_imports_without_panel():
+    code = ("import sys; import app.dashboards.architectures.model; "
+            "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

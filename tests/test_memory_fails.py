@@ -1,11 +1,14 @@
-"""Where memory fails (app/dashboards/memory_fails.py): its numbers against independent loops and the engine."""
+"""Where memory fails (app/dashboards/memory_fails/): its numbers against independent loops and the engine."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 from app import checkpoints
-from app.dashboards import memory_fails as mf
-from app.dashboards.memory_fails import MemoryStore
+from app.dashboards.memory_fails import model as mf
+from app.dashboards.memory_fails.model import MemoryStore
 from app.i18n import language
 from app.session import Session
 from engine import tasks
@@ -98,23 +101,31 @@ def test_intruders_push_towards_the_wrong_answer():
     assert harm[found[0]] == max(harm[i] for i in range(len(harm)) if i != target)
 
 
+def open_store(session, args):
+    """The store MemoryView.build opens from a link, and the notices it gave."""
+    from app.dashboards.memory_fails.view import MemoryView
+
+    store = MemoryView.open_store(session, args)
+    return store, [message for source, message in session.notices if source == "url"]
+
+
 def test_url_values_are_checked_and_fitted():
     args = lambda **values: {k: [v.encode()] for k, v in values.items()}
     with language("en"):
-        store, notices = mf.open_store(Session(), args(
+        store, notices = open_store(Session(), args(
             rule="<b>x</b>", dk="13", keys="orthogonal", pairs="999", query="-5", task="huge", example="abc"))
         assert (store.rule, store.d_k, store.task, store.example) == ("sum", 16, "128-32", 0)
         assert (store.pairs, store.query) == (16, 1)           # orthogonal keys: at most d_k of them
         assert len(notices) == 6                                # one per bad value
         assert "The link asks for a larger pairs than these settings allow: 16 is used." in notices
         assert not any("999" in n for n in notices)             # replaced by the notice of what is used
-        store, notices = mf.open_store(Session(), args(dk="8", pairs="20", query="30"))
+        store, notices = open_store(Session(), args(dk="8", pairs="20", query="30"))
     assert (store.pairs, store.query) == (20, 20)
     assert notices == ["The link asks for a larger query than these settings allow: 20 is used."]
     session = Session()
-    store, notices = mf.open_store(session, args(dk="64", pairs="200", query="150", rewrites="3"))
+    store, notices = open_store(session, args(dk="64", pairs="200", query="150", rewrites="3"))
     assert notices == [] and (store.d_k, store.pairs, store.query, store.rewrites) == (64, 200, 150, 3)
-    assert session.stores[mf.SLUG] is store
+    assert session.stores["memory-fails"] is store
 
 
 def test_store_follows_its_settings():
@@ -133,21 +144,57 @@ def test_store_follows_its_settings():
 
 
 def test_view_draws_a_picked_query():
+    from app.dashboards.memory_fails.pictures import RIGHT, WRONG
+    from app.dashboards.memory_fails.view import MemoryView
+
     session = Session()
     store = MemoryStore(d_k=16, pairs=24)
-    session.stores[mf.SLUG] = store
+    session.stores[MemoryView.slug] = store
     with language("en"):
-        view = mf.MemoryView(store=store, session=session)
+        view = MemoryView(store=store, session=session)
         wrong = store.first_failure()
-        view.queries._picked("indices", [], [wrong - 1])       # a tap on the bar of that query
+        view.queries.picked("indices", [], [wrong - 1])        # a tap on the bar of that query
         assert store.query == wrong
         assert f"Query {wrong} is answered with the number of pair" in view.detail.object
         assert "<script" not in view.detail.object
         colours = view.weights.source.data["color"]
-        assert colours[store.run.targets[wrong - 1]] == mf.RIGHT
-        assert colours[store.run.answers[wrong - 1]] == mf.WRONG
+        assert colours[store.run.targets[wrong - 1]] == RIGHT
+        assert colours[store.run.answers[wrong - 1]] == WRONG
         image = view.parts.source.data["image"][0]
         np.testing.assert_allclose(image[2] + image[3], image[0], atol=1e-12)   # right part + rest = read-out
+
+
+def test_capacity_charts_draw_the_store():
+    """The curves hold the store's curve, the markers its d_k and its chosen N, and follow them."""
+    from app.dashboards.memory_fails.view import MemoryView
+
+    session = Session()
+    store = MemoryStore(d_k=16, pairs=24, rule="delta")
+    with language("en"):
+        charts = MemoryView(store=store, session=session).charts
+        store.param.update(d_k=8, pairs=20)
+    np.testing.assert_array_equal(charts.errors.sources["error"].data["y"], store.curve["error"])
+    np.testing.assert_array_equal(charts.errors.sources["bound"].data["y"], store.curve["bound"])
+    np.testing.assert_array_equal(charts.accuracy.sources["accuracy"].data["x"], store.curve["pairs"])
+    assert [(d_k.location, chosen.location) for d_k, chosen in charts.markers] == [(8, 20), (8, 20)]
+    assert charts.errors.figure.x_range.end == pytest.approx(32 * 1.03)
+    store.pairs = 12                                          # the chosen N moves with the slider
+    assert [chosen.location for _d_k, chosen in charts.markers] == [12, 12]
+
+
+def test_the_model_imports_without_panel_or_bokeh():
+    code = ("import sys; import app.dashboards.memory_fails.model; "
+            "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_held_out_accuracy_is_counted_once_and_follows_the_task():
+    store = MemoryStore(task="64-8")
+    assert store.accuracy == mf.HELD_OUT.get("64-8") and not store.counting
+    assert set(store.accuracy) == set(mf.VARIANTS)
+    store.task = "64-16"
+    assert store.accuracy is mf.HELD_OUT.get("64-16") and not store.counting
+    assert MemoryStore(task="64-16").accuracy is store.accuracy      # shared, not counted again
 
 
 def test_trained_models_query_by_query():
@@ -167,7 +214,7 @@ def test_trained_models_query_by_query():
 
 def test_trained_accuracy_matches_a_direct_count():
     accuracy = mf.trained_accuracy("64-8")
-    inputs, targets = mf._example_inputs("64-8", mf.ACCURACY_EXAMPLES, mf.ACCURACY_SEED)
+    inputs, targets = mf.example_inputs("64-8", mf.ACCURACY_EXAMPLES, mf.ACCURACY_SEED)
     model, _sidecar = checkpoints.load_model("gla")
     with torch.no_grad():
         predicted = model(inputs).argmax(-1)

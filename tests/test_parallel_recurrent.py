@@ -1,5 +1,7 @@
 """Dashboard "Parallel = recurrent" without a browser: its numbers against the engine and closed forms."""
 import math
+import subprocess
+import sys
 import threading
 import time
 
@@ -7,12 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from app import mechanism
-from app.dashboards import parallel_recurrent as pr
-from app.dashboards.parallel_recurrent import (FIXED_STATE, FormsStore, compare, fit_slope, make_inputs,
-                                                mask_of, measure_costs, relative_rms)
+from app import work
+from app.dashboards.parallel_recurrent import model as pr
+from app.dashboards.parallel_recurrent.model import (FIXED_STATE, FormsStore, compare, fit_slope, make_inputs,
+                                                     mask_of, measure_costs, relative_rms)
+from app.dashboards.parallel_recurrent.pictures import scientific
 from app.i18n import language
 from app.urlstate import read_query
+from app.variants import REGISTRY
 from engine.ops import forward
 
 
@@ -34,7 +38,7 @@ def test_the_three_forms_agree_and_the_errors_are_the_engines(variant):
         largest, relative = comparison.errors["float64", (a, b)]
         assert largest == pytest.approx(np.abs(o[a] - o[b]).max(), rel=1e-6, abs=1e-18)
         assert relative == pytest.approx(relative_rms(o[b], o[a]), rel=1e-6, abs=1e-18)
-        assert relative <= 1e-10                              # DESIGN §4
+        assert relative <= 1e-10                              # the engine's float64 promise
         assert comparison.errors["float32", (a, b)][1] <= 1e-5
     assert comparison.outputs["recurrent"].shape == (T, pr.D)
     assert comparison.outputs["recurrent"].dtype == np.float32
@@ -72,7 +76,7 @@ def test_mask_closed_forms():
     for variant in ("linear", "deltanet"):
         _q, _k, _v, gates = make_inputs(variant, T, 0, 1.0)
         same(mask_of(variant, gates, T), powers(1.0, T))                     # the causal mask
-    spread = np.linspace(0.25, 1.75, pr.D)                                    # mechanism's per-channel gates
+    spread = np.linspace(0.25, 1.75, pr.D)                                    # make_gates' per-channel spread
     for channel in (0, 9, 15):
         _q, _k, _v, gates = make_inputs("gla", T, 0, 0.9)
         same(mask_of("gla", gates, T, channel), powers(0.9 ** spread[channel], T))
@@ -95,7 +99,7 @@ def test_rwkv6_mask_reads_before_writing():
 def test_the_mask_is_what_the_parallel_form_computes(variant):
     """o = (Q Kᵀ ⊙ L) V, with q scaled by d_k^-½, for the variants with one decay per token."""
     T = 30
-    q, k, v, gates = make_inputs(variant, T, 5, mechanism.DEFAULT_ALPHA.get(variant, 1.0))
+    q, k, v, gates = make_inputs(variant, T, 5, REGISTRY[variant].alpha)
     L = np.nan_to_num(mask_of(variant, gates, T), nan=0.0)
     Q, K, V = (x[0, :, 0].numpy() for x in (q, k, v))
     expected = ((Q * pr.D ** -0.5) @ K.T * L) @ V
@@ -133,27 +137,30 @@ def test_measure_costs_is_bounded_and_follows_its_limits():
     assert curve.complete == all(max(T for T, _s in curve.times[f]) == limits[f] for f in pr.FORMS)
 
 
-def test_measure_costs_waits_for_another_measurement_then_gives_up():
-    with pr._measuring:
-        curve = measure_costs("linear", 16, budget_s=0.1, lengths=(8,), wait_s=0.05)
-    assert curve.busy and all(points == [] for points in curve.times.values())
-
-
 # ----------------------------------------------------------------------------- the store
+
+def fake_curve(variant, chunk_size, **options):
+    return pr.CostCurve(variant, chunk_size, times={f: [(256, 1e-3), (512, 2e-3)] for f in pr.FORMS},
+                        wall={f: [(256, 2e-3), (512, 4e-3)] for f in pr.FORMS},
+                        slopes={f: 1.0 for f in pr.FORMS}, complete=True)
+
 
 def test_store_caches_curves_per_variant_and_chunk(monkeypatch):
     calls = []
 
     def fake(variant, chunk_size, **options):
         calls.append((variant, chunk_size))
-        return pr.CostCurve(variant, chunk_size, times={f: [(16, 1e-3), (32, 2e-3)] for f in pr.FORMS},
-                            slopes={f: 1.0 for f in pr.FORMS})
+        return fake_curve(variant, chunk_size)
 
     monkeypatch.setattr(pr, "measure_costs", fake)
     store = FormsStore(length=16)
-    assert store.curve is None
-    first = store.measure()
-    assert store.measure() is first and calls == [("retnet", 16)]           # cached
+    assert store.curve is None and not store.cost
+    store.measure()                                                          # no server: at once
+    first = store.curve
+    assert first is not None and store.cost and not store.measuring
+    store.measure()
+    assert store.curve is first and calls == [("retnet", 16)]               # cached
+    store.cost = False                                                       # (no measuring on a new setting)
     store.chunk_size = 32
     assert store.curve is None                                               # not measured for 32 yet
     store.measure()
@@ -163,9 +170,96 @@ def test_store_caches_curves_per_variant_and_chunk(monkeypatch):
     assert store.curve is first                                              # back from the cache
     store.measure(force=True)
     assert len(calls) == 3 and store.curve is not first
-    busy = pr.CostCurve("retnet", 16, busy=True)
+    store.variant = "gla"                                                    # measured once: every new setting is
+    assert calls[-1] == ("gla", 16) and store.curve is store.curves["gla", 16]   # measured at once
+    busy = pr.CostCurve("gla", 16, busy=True)
     store.keep_curve(busy)
-    assert store.curve is busy and store.curves["retnet", 16] is not busy   # shown, never cached
+    assert store.curve is busy and store.curves["gla", 16] is not busy      # shown, never cached
+
+
+class ServedDocument:
+    """Stands for a served session's document: `app.work` hands results over through its next tick,
+    which the test runs by hand."""
+    session_context = "a session"
+
+    def __init__(self):
+        self.ticks = []
+
+    def add_next_tick_callback(self, callback):
+        self.ticks.append(callback)
+
+    def next_tick(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while not self.ticks:
+            assert time.monotonic() < deadline, "the worker never handed its result back"
+            time.sleep(0.01)
+        self.ticks.pop(0)()
+
+
+@pytest.fixture
+def served(monkeypatch):
+    document = ServedDocument()
+    monkeypatch.setattr(work, "current_document", lambda: document)
+    return document
+
+
+def test_the_store_measures_on_the_worker_thread_and_turns_visitors_away_when_the_queue_is_full(
+        monkeypatch, served):
+    threads = []
+
+    def fake(variant, chunk_size, **options):
+        threads.append(threading.current_thread().name)
+        return fake_curve(variant, chunk_size)
+
+    monkeypatch.setattr(pr, "measure_costs", fake)
+    store = FormsStore(length=16)
+    store.measure()
+    assert store.measuring and store.curve is None                           # not on this thread
+    store.measure()                                                          # a second press while measuring
+    served.next_tick()
+    assert len(threads) == 1 and threads[0].startswith("lineare-measure")
+    assert threads[0] != threading.current_thread().name
+    assert not store.measuring and store.curve is store.curves["retnet", 16] and store.cost
+    assert served.ticks == []
+
+    store.measure()                                                          # cached: nothing to wait for
+    assert not store.measuring and len(threads) == 1
+    store.cost = False
+    store.chunk_size = 8
+    monkeypatch.setattr(pr.MEASURER, "waiting", pr.MEASURER.max_waiting)     # three others are waiting already
+    store.measure()
+    assert len(threads) == 1 and store.curve.busy and not store.measuring
+    assert ("retnet", 8) not in store.curves                                 # shown, never cached
+
+
+def test_settings_changed_while_measuring_are_measured_next(monkeypatch, served):
+    monkeypatch.setattr(pr, "measure_costs", fake_curve)
+    store = FormsStore(length=16)
+    store.measure()
+    store.chunk_size = 32                                                    # while 16 is being measured
+    served.next_tick()
+    assert ("retnet", 16) in store.curves and store.curve is None and store.measuring
+    served.next_tick()
+    assert store.curve is store.curves["retnet", 32] and not store.measuring
+
+
+def test_one_measurement_at_a_time_in_the_process(monkeypatch, served):
+    running, overlaps = [], []
+
+    def fake(variant, chunk_size, **options):
+        running.append(variant)
+        overlaps.append(len(running))
+        time.sleep(0.05)
+        running.remove(variant)
+        return fake_curve(variant, chunk_size)
+
+    monkeypatch.setattr(pr, "measure_costs", fake)
+    stores = [FormsStore(variant=v, length=16) for v in ("linear", "retnet", "gla")]   # three sessions
+    for store in stores:
+        store.measure()
+    for _store in stores:
+        served.next_tick()
+    assert overlaps == [1, 1, 1] and all(store.curve is not None for store in stores)
 
 
 def test_store_recomputes_and_resets_the_gate_for_a_new_model():
@@ -173,7 +267,7 @@ def test_store_recomputes_and_resets_the_gate_for_a_new_model():
     assert store.comparison.variant == "gla" and store.comparison.length == 24
     assert store.mask.shape == (24, 24) and store.alpha == 0.5
     store.variant = "mamba2"
-    assert store.alpha == mechanism.DEFAULT_ALPHA["mamba2"] and store.comparison.variant == "mamba2"
+    assert store.alpha == REGISTRY["mamba2"].alpha and store.comparison.variant == "mamba2"
     before = store.mask
     store.length = 40
     assert store.mask.shape == (40, 40) and store.comparison.outputs["chunked"].shape == (40, pr.D)
@@ -196,49 +290,48 @@ def test_url_values_are_cleaned_with_notices():
 
 def test_scientific_numbers_follow_the_language():
     with language("en"):
-        assert pr.scientific(2.5e-7) == "2.5 · 10⁻⁷"
-        assert pr.scientific(9.96e-7) == "1.0 · 10⁻⁶"
-        assert pr.scientific(0.0) == "0"
+        assert scientific(2.5e-7) == "2.5 · 10⁻⁷"
+        assert scientific(9.96e-7) == "1.0 · 10⁻⁶"
+        assert scientific(0.0) == "0"
     with language("it"):
-        assert pr.scientific(3.4e-16) == "3,4 · 10⁻¹⁶"
+        assert scientific(3.4e-16) == "3,4 · 10⁻¹⁶"
 
 
 def test_measuring_in_a_thread_leaves_other_threads_alone():
     seen = []
+    threads = torch.get_num_threads()
     worker = threading.Thread(target=lambda: seen.append(measure_costs("linear", 8, budget_s=0.05, lengths=(8,))))
     worker.start()
     worker.join(timeout=30)
-    assert seen and not seen[0].busy
-    assert pr._measuring.acquire(timeout=1)                 # released afterwards
-    pr._measuring.release()
+    assert seen and not seen[0].busy and seen[0].times["chunked"]
+    assert torch.get_num_threads() == threads
 
 
-def test_the_view_measures_on_its_own_thread_and_turns_visitors_away_when_the_queue_is_full(monkeypatch):
-    import asyncio
-
+def test_the_view_draws_what_the_store_measured(monkeypatch, served):
+    from app.dashboards.parallel_recurrent.view import FormsView
     from app.session import Session
 
-    threads = []
-
-    def fake(variant, chunk_size, **options):
-        threads.append(threading.current_thread().name)
-        return pr.CostCurve(variant, chunk_size, times={f: [(256, 1e-3), (512, 2e-3)] for f in pr.FORMS},
-                            wall={f: [(256, 2e-3), (512, 4e-3)] for f in pr.FORMS},
-                            slopes={f: 1.0 for f in pr.FORMS}, complete=True)
-
-    monkeypatch.setattr(pr, "measure_costs", fake)
+    monkeypatch.setattr(pr, "measure_costs", fake_curve)
     with language("en"):
-        view = pr.FormsView(store=FormsStore(length=16), session=Session())
+        view = FormsView(store=FormsStore(length=16), session=Session())
         assert "Not measured yet for RetNet, chunks of 16." in view.status.object
-        asyncio.run(view._measure())
-        assert len(threads) == 1 and threads[0].startswith("lineare-measure")
-        assert view.store.curve is view.store.curves["retnet", 16] and view.store.cost
+        view.store.measure()
+        assert "Measuring RetNet, chunks of 16…" in view.status.object and view.measure_button.disabled
+        served.next_tick()
         assert "Measured for RetNet, chunks of 16." in view.status.object
         assert view.measure_button.label == "Measure again" and not view.measure_button.disabled
         assert list(view.cost_picture.sources["parallel"].data["ms"]) == [1.0, 2.0]
+        assert list(view.cost_picture.sources["parallel"].data["wall"]) == [2.0, 4.0]
+        assert view.cost_picture.items["parallel"].label.value == "parallel: slope 1.00"
         view.store.cost = False                                  # (no automatic measuring on the change)
         view.store.chunk_size = 8
-        monkeypatch.setattr(pr, "_waiting", pr.MAX_WAITING)      # three others are waiting already
-        asyncio.run(view._measure())
-        assert len(threads) == 1 and view.store.curve.busy
-        assert "busy" in view.status.object and ("retnet", 8) not in view.store.curves
+        monkeypatch.setattr(pr.MEASURER, "waiting", pr.MEASURER.max_waiting)
+        view.store.measure()
+        assert "busy" in view.status.object and view.measure_button.label == "Measure"
+        assert all(list(source.data["T"]) == [] for source in view.cost_picture.sources.values())
+
+
+def test_the_model_imports_without_panel_or_bokeh():
+    code = ("import sys; import app.dashboards.parallel_recurrent.model; "
+            "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules, 'the model imports Panel or Bokeh'")
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from app import checkpoints
-from app.dashboards import state_fills_up as dash
-from app.dashboards.state_fills_up import StateStore, StateView, read_store_query
+from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, TRAINED_QUANTILE, StateStore, token_label
+from app.dashboards.state_fills_up.texts import failure_message
+from app.dashboards.state_fills_up.view import StateView, read_store_query
 from app.i18n import language
 from app.session import Session
 from app.urlstate import serialize
@@ -78,7 +79,7 @@ def test_predictions_and_marks_match_the_evaluation():
     view.player.value = first - 1                                  # before the first question: no marks yet
     assert "✓" not in view.strip.object and "✗" not in view.strip.object
     view.player.value = first
-    expected = dash.token_label(int(run.targets[first]), 256)
+    expected = token_label(int(run.targets[first]), 256)
     assert expected in view.prediction.object and 'class="tok key current ask"' in view.strip.object
 
 
@@ -90,7 +91,7 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     picture = view.shown_panels[0][1].pictures["state"]
     np.testing.assert_array_equal(picture.source.data["image"][0], store.trained.layers[1][20].state[0, 0])
     states = np.abs([r.state for r in store.trained.layers[1]])                 # fixed over the run
-    assert picture.mapper.high == pytest.approx(np.percentile(states, dash.TRAINED_QUANTILE))
+    assert picture.mapper.high == pytest.approx(np.percentile(states, TRAINED_QUANTILE))
     assert picture.mapper.high < states.max()                            # a few outliers saturate
     assert {"state", "write", "transition", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
     store.layer = "both"
@@ -128,7 +129,7 @@ def test_malformed_url_values_give_defaults_and_notices():
     with language("en"):
         values, notices = read_store_query(args(mode="zzz", layer="9", pairs=999))
         assert values["mode"] == "mechanism" and values["layer"] == "both"
-        assert values["pairs"] == dash.MECHANISM_PAIRS                 # mechanism mode keeps to 8 pairs
+        assert values["pairs"] == MECHANISM_PAIRS                      # mechanism mode keeps to 8 pairs
         assert len(notices) == 3 and "“mode”" in notices[0] and "“layer”" in notices[1]
         assert "1 to 8" in notices[2]
         values, notices = read_store_query(args(mode="trained", pairs=999, example=-4))
@@ -136,7 +137,7 @@ def test_malformed_url_values_give_defaults_and_notices():
     assert "“example”" in notices[0] and "1 to 16" in notices[1]
     store = StateStore(mode="trained", pairs=16)
     store.mode = "mechanism"                                        # back to mechanism: clamped there too
-    assert store.pairs == dash.MECHANISM_PAIRS and store.result is not None
+    assert store.pairs == MECHANISM_PAIRS and store.result is not None
 
 
 def test_a_missing_checkpoint_gives_a_notice(monkeypatch, tmp_path):
@@ -150,9 +151,9 @@ def test_a_missing_checkpoint_gives_a_notice(monkeypatch, tmp_path):
     view = StateView(store=store, session=session)
     assert view.strip.object == "" and view.trained_area.objects == []
     with language("it"):
-        message = dash.failure_message(store.failure)
+        message = failure_message(store.failure)
     assert "deltanet.safetensors" in message and "manca" in message
-    assert [m for source, m in session.notices if source == "checkpoint"] == [dash.failure_message(store.failure)]
+    assert [m for source, m in session.notices if source == "checkpoint"] == [failure_message(store.failure)]
     store.mode = "mechanism"                                         # the notice goes with the mode
     assert [m for source, m in session.notices if source == "checkpoint"] == []
 

@@ -1,23 +1,31 @@
-"""The transition knob (app/dashboards/transition.py): its numbers against closed forms and the engine."""
+"""The transition knob (app/dashboards/transition/): its numbers against closed forms and the engine."""
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
 
 from app import mechanism
-from app.dashboards import transition as knob
-from app.dashboards.transition import KNOB_OF, Match, TransitionStore, match
+from app.dashboards.transition import model as knob
+from app.dashboards.transition.model import Match, TransitionStore, match
+from app.dashboards.transition.pictures import table_html
 from app.i18n import language
 from app.urlstate import read_query
-from engine.ops import forward
+from app.variants import KNOB_GATES, REGISTRY
+from engine.gates import channel_spread
+from engine.ops import VARIANTS, forward
+
+KNOB_OF = {name: record.knob for name, record in REGISTRY.items() if record.knob}
 
 TOKENS = mechanism.parse(knob.PRESETS["update"])[0]
-SETTINGS = [(gate, alpha, beta) for gate in knob.GATES for alpha in (1.0, 0.7, 0.0) for beta in (0.0, 0.4, 1.0)]
+SETTINGS = [(gate, alpha, beta) for gate in KNOB_GATES for alpha in (1.0, 0.7, 0.0) for beta in (0.0, 0.4, 1.0)]
 
 
 def reference_knob(gate, alpha, beta, tokens, seed=0):
     """The knob's rule written out in NumPy: S ← S D_t (I − β k kᵀ) + v kᵀ, o_t = S q_t."""
     q, k, v = (x[0, :, 0].double().numpy() for x in knob.encode(tokens, seed))
-    spread = knob.SPREAD.double().numpy()
+    spread = channel_spread(mechanism.D_K).numpy()
     S, outputs = np.zeros((mechanism.D_V, mechanism.D_K)), []
     kept = max(alpha, knob.ALPHA_FLOOR)
     for t, token in enumerate(tokens):
@@ -53,7 +61,7 @@ def test_between_models_and_gates_that_keep_everything():
     assert match("none", 1.0, 0.5) == Match(between=("linear", "deltanet"))
     assert match("scalar", 0.9, 0.5) == Match(between=("mamba2", "gated_deltanet"))
     assert match("fixed", 0.9, 1.0).exact == ()                       # a fixed-rate DeltaNet: no row of the table
-    for gate in knob.GATES:                                           # α = 1: a gate that never fades is no gate
+    for gate in KNOB_GATES:                                           # α = 1: a gate that never fades is no gate
         assert match(gate, 1.0, 0.0) == Match(exact=("linear",))
         assert match(gate, 1.0, 1.0) == Match(exact=("deltanet",))
     for variant, (gate, beta) in KNOB_OF.items():                     # every jump lands on its own row
@@ -124,7 +132,7 @@ def test_the_transition_picture_is_the_transition():
     assert np.allclose(knob.run_knob(s, "none", 0.7, 1.0, 0).transition, I - np.outer(k, k), atol=1e-6)
     assert np.allclose(knob.run_knob(s, "scalar", 0.7, 0.5, 0).transition,
                        0.7 * (I - 0.5 * np.outer(k, k)), atol=1e-6)
-    per_channel = np.diag(0.7 ** knob.SPREAD.numpy()) @ (I - 0.3 * np.outer(k, k))
+    per_channel = np.diag(0.7 ** channel_spread(mechanism.D_K).numpy()) @ (I - 0.3 * np.outer(k, k))
     assert np.allclose(knob.run_knob(s, "channel", 0.7, 0.3, 0).transition, per_channel, atol=1e-6)
     # the transition acts on S: I − k kᵀ projects k away, so S (I − k kᵀ) k = 0
     assert np.allclose((I - np.outer(k, k)) @ k, 0, atol=1e-6)
@@ -157,7 +165,7 @@ def test_decoding_agrees_with_mechanism_mode():
                 assert question.cosines.max() == pytest.approx(similarity, abs=1e-5)
 
 
-@pytest.mark.parametrize("variant", knob.VARIANTS)
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_every_model_can_be_compared(variant):
     s = sequence("crowd")
     for alpha in (0.0, 0.9, 1.0):
@@ -208,11 +216,17 @@ def test_work_per_request_is_bounded():
 
 def test_the_table_lights_the_row_and_follows_the_level():
     with language("en"):
-        plain = knob.table_html(match("scalar", 0.9, 1.0), superiore=False)
-        formulas = knob.table_html(match("none", 1.0, 0.5), superiore=True)
+        plain = table_html(match("scalar", 0.9, 1.0), superiore=False)
+        formulas = table_html(match("none", 1.0, 0.5), superiore=True)
     assert 'class="lit" data-variant="gated_deltanet"' in plain and "<math" not in plain
     assert plain.count('class="lit"') == 1
     assert formulas.count('class="near"') == 2 and 'class="near" data-variant="deltanet"' in formulas
-    assert "<math" in formulas and formulas.count("<tr") == 1 + len(knob.VARIANTS)
+    assert "<math" in formulas and formulas.count("<tr") == 1 + len(VARIANTS)
     with language("it"):
-        assert "la memoria" in knob.table_html(match("none", 1.0, 0.0), superiore=False)
+        assert "la memoria" in table_html(match("none", 1.0, 0.0), superiore=False)
+
+
+def test_the_model_imports_without_panel():
+    code = ("import sys; import app.dashboards.transition.model; "
+            "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)

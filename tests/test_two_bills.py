@@ -1,15 +1,17 @@
 """Dashboard "Two bills" without a browser: the generation store against the engine, the calculator
 against closed forms and published shapes, the URL rules and the number formats."""
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import torch
 
-from app.dashboards import two_bills
-from app.dashboards.two_bills import (CUSTOM, PRESETS, CalculatorStore, GenerationStore, affordable_tokens,
-                                      format_bytes, format_power, prefill, random_tokens, rolling_median,
-                                      sequence_gates)
+from app.dashboards.two_bills import model as two_bills
+from app.dashboards.two_bills.calculator import CUSTOM, PRESETS, CalculatorStore
+from app.dashboards.two_bills.model import (GenerationStore, affordable_tokens, format_bytes, format_power,
+                                            layer_gates, prefill, random_tokens, rolling_median)
 from app.i18n import language
 from app.urlstate import read_query
 from engine.ops import forward
@@ -55,13 +57,16 @@ def test_the_prefill_reads_the_same_tokens_into_both_layers(variant):
     cache, state = prefill(variant, context, heads, dim, torch.Generator().manual_seed(5), piece=128)
     q, k, v = random_tokens(torch.Generator().manual_seed(5), context, heads, dim)
     assert torch.equal(cache.k, k) and torch.equal(cache.v, v)
-    _o, expected = forward(variant, q, k, v, form="recurrent", **sequence_gates(variant, heads, context))
+    _o, expected = forward(variant, q, k, v, form="recurrent", **layer_gates(variant, heads, dim, context))
     assert torch.allclose(state, expected, rtol=1e-4, atol=1e-5)
 
 
-def test_retnet_uses_its_fixed_per_head_decays():
-    g = sequence_gates("retnet", 3, 10)["g"]
+def test_retnet_uses_its_fixed_per_head_decays_and_mamba2_one_fixed_decay():
+    g = layer_gates("retnet", 3, 8, 10)["g"]
     assert torch.allclose(g.exp(), torch.tensor([1 - 2 ** -5, 1 - 2 ** -6, 1 - 2 ** -7]))
+    g = layer_gates("mamba2", 3, 8, 10)["g"]
+    assert g.shape == (1, 10, 3) and torch.allclose(g.exp(), torch.tensor(two_bills.MAMBA2_DECAY))
+    assert layer_gates("linear", 3, 8, 10) == {}
 
 
 def test_work_per_run_is_bounded():
@@ -92,7 +97,65 @@ def test_rolling_median():
 def test_measuring_again_adds_a_point():
     store = GenerationStore(tokens=16, heads=1, dim=16)
     store.param.trigger("measure")
-    assert len(store.history) == 2
+    assert len(store.history) == 2 and not store.measuring
+
+
+def test_settings_changed_during_a_run_are_measured_next(monkeypatch):
+    """With a server the run is on a worker thread: a change while it runs is measured after it, and the
+    page shows the run of the latest settings (the one out of date only adds its point)."""
+    store = GenerationStore(tokens=16, heads=1, dim=16)
+    finish = []
+    monkeypatch.setattr(two_bills.MEASURER, "submit", lambda compute, on_done, on_error: finish.append(
+        lambda: on_done(compute())) or True)
+    store.heads = 2
+    assert store.measuring and store.result.heads == 1
+    store.dim = 32                                        # while heads=2 is measured
+    assert len(finish) == 1
+    finish.pop()()                                        # heads=2 done: out of date, dim=32 goes next
+    assert store.result.heads == 1 and len(store.history) == 2 and store.measuring
+    finish.pop()()
+    assert (store.result.heads, store.result.dim) == (2, 32) and len(store.history) == 3
+    assert not store.measuring and finish == []
+
+
+def test_the_calculator_chart_data_changes_once_per_change():
+    store = CalculatorStore(preset="llama2_7b", context=4096)
+    seen = []
+    store.param.watch(lambda event: seen.append(event.new), "memory")
+    store.heads = 4                                       # kv_heads follows, the preset becomes custom
+    assert seen == [(4096, store.kv_cache_bytes(), store.state_bytes(), None)]
+    assert store.kv_heads == 4 and store.preset == CUSTOM
+
+
+@pytest.mark.parametrize("module", ["model", "calculator"])
+def test_the_models_import_without_panel_or_bokeh(module):
+    code = (f"import sys; import app.dashboards.two_bills.{module}; "
+            "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_page_draws_both_stores():
+    """The view with no server: the first run's bills, the calculator's chart frame and the history chart."""
+    from bokeh.document import Document
+
+    from app.dashboards.two_bills.view import TwoBillsView
+    from app.i18n import language
+    from app.session import Session
+
+    session = Session()
+    store = GenerationStore(tokens=16, heads=2, dim=16)
+    with language("en"):
+        view = TwoBillsView(store=store, session=session)
+        view.__panel__().get_root(Document())              # every picture renders (HoloViews plots too)
+        assert "KV cache (softmax)" in view.generation.status.object
+        assert "Linear attention" in view.generation.setup.object
+        chart = view.calculator.chart.chart[()]
+        cache = [element for element in chart if element.group == "Cache"][0]
+        assert cache.dimension_values(1)[-1] == pytest.approx(
+            view.calculator.store.kv_cache_bytes() / 1e9)     # 131,072 tokens of Llama-3-8B: in GB
+        assert cache.get_dimension("memory").label == "memory (GB)"
+        points = [element for element in view.generation.history.chart[()] if element.group == "State"]
+        assert points[0].label == "state (Linear attention)" and len(points[1]) == 1
 
 
 # ------------------------------------------------------------------------------ calculator

@@ -74,3 +74,9 @@ class Explanation(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._pane
+
+
+def inline_html(text):
+    """`to_html` for a short text inside a line (a table cell, a definition): without the paragraph."""
+    converted = to_html(text)
+    return converted[3:-4] if converted.startswith("<p>") and converted.count("<p>") == 1 else converted

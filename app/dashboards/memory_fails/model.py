@@ -1,0 +1,291 @@
+"""Where memory fails, the model: the capacity experiment, the trained models' answers, the store.
+
+The experiment (`recall`, `curve`): N pairs (and R rewrites) written into one head through
+`engine.capacity.write_and_read`, every key read back. The state is linear in the values,
+S = Σ_i v_i w_iᵀ (w_i = k_i for the sum rule, k_i with the later transitions applied for the delta
+rules), so the read-out of q is Σ_i (w_i·q) v_i: the weights w_i·q are exactly the read-out when the
+values are one-hot, and `decomposition` takes a read-out apart with them.
+"""
+import functools
+from dataclasses import dataclass
+
+import numpy as np
+import param
+import torch
+
+from app.checkpoints import load_model, one_thread
+from app.i18n import N_
+from app.work import Shared, Worker, current_document, on_next_tick
+from engine import tasks
+from engine.capacity import bound, measure, write_and_read
+from engine.ops import VARIANTS
+
+RULES = ("sum", "delta", "gated-delta")
+RULE_NAMES = {"sum": N_("Sum rule (linear attention)"), "delta": N_("Delta rule (DeltaNet)"),
+              "gated-delta": N_("Gated delta rule (Gated DeltaNet)")}
+KEY_NAMES = {"random": N_("Random directions"), "orthogonal": N_("Perpendicular (at most d_k)"),
+             "correlated": N_("Similar to each other")}
+D_KS = (8, 16, 32, 64)
+MAX_PAIRS = 4                 # the curve goes up to MAX_PAIRS·d_k pairs (orthogonal keys: d_k)
+MAX_REWRITES = 32
+TRIALS = 2                    # draws of the keys averaged per point of the curve
+VALUE_SEED = 7919             # the dense values get their own stream, apart from the keys'
+
+# trained models: MQAR settings offered (name → (sequence length, pairs)); trained on L = 64, K ≤ 16
+TASKS = {"64-8": (64, 8), "64-16": (64, 16), "128-32": (128, 32), "256-64": (256, 64)}
+EXAMPLE_SEED = 2_000_000      # far from the training (0) and validation (1000003) seeds
+ACCURACY_SEED = 3_000_000
+ACCURACY_EXAMPLES = 50
+
+
+def max_pairs(d_k, keys):
+    return d_k if keys == "orthogonal" else MAX_PAIRS * d_k
+
+
+def curve_pairs(d_k, keys):
+    """The numbers of pairs N on the curve: about 24, from 1 to max_pairs, d_k always among them."""
+    top = max_pairs(d_k, keys)
+    return sorted({int(round(n)) for n in np.linspace(1, top, 24)} | {d_k})
+
+
+# ------------------------------------------------------------------------------ the experiment
+
+@dataclass(frozen=True)
+class Recall:
+    """N pairs (and R rewrites) written into one head, then every key read back.
+
+    weights     [N, W]    read-out of each query with one-hot values: how much of write i comes out
+    values      [W, d_v]  the dense value of each write (random unit vectors)
+    readouts    [N, d_v]  read-out of each query with the dense values (engine, float64)
+    targets     [N]       the write each query should recall (its key's latest write)
+    answers     [N]       the write whose value is closest (cosine) to the read-out
+    key_of      [W]       which of the N keys each write used
+    queries     [N, d_k]  the keys read back
+    """
+    weights: np.ndarray
+    values: np.ndarray
+    readouts: np.ndarray
+    targets: np.ndarray
+    answers: np.ndarray
+    key_of: np.ndarray
+    queries: np.ndarray
+
+    @property
+    def right(self):
+        return self.answers == self.targets
+
+
+def dense_values(count, dim, seed):
+    generator = torch.Generator().manual_seed(VALUE_SEED + seed)
+    values = torch.randn(count, dim, generator=generator, dtype=torch.float64)
+    return values / values.norm(dim=1, keepdim=True)                       # [W, d_v], unit rows
+
+
+@functools.lru_cache(maxsize=64)
+def recall(rule, d_k, keys, pairs, rewrites, seed):
+    """One run of the experiment (deterministic, so kept for the process)."""
+    data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed)
+    weights, _state = write_and_read(rule, data.keys, data.values, data.queries)     # [N, W]
+    values = dense_values(len(data.keys), d_k, seed)
+    readouts, _state = write_and_read(rule, data.keys, values, data.queries)        # [N, d_v]
+    cosines = torch.nn.functional.normalize(readouts, dim=1) @ values.T             # [N, W]
+    key_of = (data.keys @ data.queries.T).argmax(1)                                 # [W]
+    return Recall(weights=weights.numpy(), values=values.numpy(), readouts=readouts.numpy(),
+                  targets=data.targets.numpy(), answers=cosines.argmax(1).numpy(), key_of=key_of.numpy(),
+                  queries=data.queries.numpy())
+
+
+@functools.lru_cache(maxsize=64)
+def curve(rule, d_k, keys, rewrites, seed):
+    """The capacity curve as arrays: pairs, error (plain read-out), best (least-squares read-out),
+    bound (closed form), accuracy (dense values, nearest stored value), each averaged over TRIALS."""
+    rows = []
+    for N in curve_pairs(d_k, keys):
+        sums = np.zeros(3)
+        for trial in range(TRIALS):
+            run = recall(rule, d_k, keys, N, rewrites, seed + trial)
+            error, best, _plain_accuracy = measure(*(torch.from_numpy(x) for x in (run.weights, run.targets,
+                                                                                    run.queries)))
+            sums += (error, best, run.right.mean())
+        rows.append((N, *(sums / TRIALS), bound(N, d_k)))
+    table = np.array(rows)
+    return {"pairs": table[:, 0], "error": table[:, 1], "best": table[:, 2], "accuracy": table[:, 3],
+            "bound": table[:, 4]}
+
+
+def decomposition(run, query):
+    """The read-out of query `query` as Σ_i weight_i · value_i; returns (weights [W], contributions [W, d_v])."""
+    weights = run.weights[query]
+    return weights, weights[:, None] * run.values
+
+
+def intruders(run, query, count=3):
+    """The other writes that did the most harm to this query's answer, worst first.
+
+    Harm of write i: how far its contribution c_i v_i moves the read-out towards the value that was
+    answered instead (or, for a right answer, towards the closest wrong value) and away from the right
+    one: c_i · v_i·(v_rival − v_right).
+    """
+    weights, contributions = decomposition(run, query)
+    target = int(run.targets[query])
+    rival = int(run.answers[query])
+    if rival == target:
+        similarity = run.values @ run.readouts[query]                          # [W]
+        similarity[target] = -np.inf
+        rival = int(np.argmax(similarity))
+    harm = contributions @ (run.values[rival] - run.values[target])           # [W]
+    harm[target] = -np.inf
+    order = np.argsort(-harm)
+    return [int(i) for i in order[:count] if harm[i] > 1e-9]        # not rounding leftovers
+
+
+# ---------------------------------------------------------------------------- trained models
+
+@dataclass(frozen=True)
+class TrainedExample:
+    """Every checkpoint on one MQAR example: per variant, the predicted value at each query."""
+    tokens: np.ndarray              # [L] the example's input ids
+    positions: np.ndarray           # [K] where the queries are, in the order they are asked
+    expected: np.ndarray            # [K] the value each query should produce
+    predicted: dict                 # variant → [K] the value the model produced
+    missing: dict                   # variant → the error message of a checkpoint that did not load
+
+    def right(self, variant):
+        return self.predicted[variant] == self.expected
+
+
+def example_inputs(task, count, seed):
+    """`count` MQAR examples of `task`: (inputs, targets), each [count, L]."""
+    length, pairs = TASKS[task]
+    return tasks.mqar(vocab_size=256, seq_len=length, num_pairs=pairs, num_examples=count, seed=seed)
+
+
+def _model(variant):
+    return load_model(variant)[0]                    # cached per process, checksums verified
+
+
+@functools.lru_cache(maxsize=32)
+def trained_example(task, example):
+    inputs, targets = example_inputs(task, 1, EXAMPLE_SEED + example)               # [1, L]
+    scored = targets[0] != tasks.IGNORE
+    positions = torch.nonzero(scored).flatten()
+    predicted, missing = {}, {}
+    with torch.no_grad():         # no lock: the held-out count may hold the models for seconds
+        for variant in VARIANTS:
+            try:
+                model = _model(variant)
+            except (FileNotFoundError, ValueError) as error:
+                missing[variant] = str(error)
+                continue
+            logits = model(inputs)                                                  # [1, L, V]
+            predicted[variant] = logits[0, positions].argmax(-1).numpy()
+    return TrainedExample(tokens=inputs[0].numpy(), positions=positions.numpy(),
+                          expected=targets[0, positions].numpy(), predicted=predicted, missing=missing)
+
+
+def trained_accuracy(task):
+    """variant → share of queries answered right over ACCURACY_EXAMPLES held-out examples."""
+    inputs, targets = example_inputs(task, ACCURACY_EXAMPLES, ACCURACY_SEED + list(TASKS).index(task))
+    scored = targets != tasks.IGNORE
+    accuracy = {}
+    with one_thread(), torch.no_grad():      # one core for this; the other keeps serving pages
+        for variant in VARIANTS:
+            try:
+                model = _model(variant)
+            except (FileNotFoundError, ValueError):
+                continue
+            predicted = model(inputs).argmax(-1)                                    # [E, L]
+            accuracy[variant] = float((predicted[scored] == targets[scored]).double().mean())
+    return accuracy
+
+
+# The held-out accuracy takes seconds the first time: counted on one thread, kept for every session.
+# No bound on the queue: a session waits for one count at a time, and a task counted once is read
+# from HELD_OUT at once.
+COUNTER = Worker("held-out-accuracy")
+HELD_OUT = Shared()                 # task → {variant: accuracy}
+
+
+# ---------------------------------------------------------------------------------- the store
+
+class MemoryStore(param.Parameterized):
+    """One session's settings for this dashboard, and what the engine made of them."""
+
+    rule = param.Selector(default="sum", objects=list(RULES))
+    d_k = param.Selector(default=16, objects=list(D_KS), doc="key dimension")
+    keys = param.Selector(default="random", objects=list(tasks.KEY_KINDS), doc="key geometry")
+    rewrites = param.Integer(default=0, bounds=(0, MAX_REWRITES), doc="pairs written again with a new value")
+    pairs = param.Integer(default=24, bounds=(1, MAX_PAIRS * max(D_KS)), doc="N of the query-by-query view")
+    query = param.Integer(default=1, bounds=(1, MAX_PAIRS * max(D_KS)), doc="the query decomposed (1-based)")
+    seed = param.Integer(default=0, bounds=(0, 9999), doc="seed of the keys and values")
+    task = param.Selector(default="128-32", objects=list(TASKS), doc="trained models: L-K of the MQAR task")
+    example = param.Integer(default=0, bounds=(0, 9999), doc="trained models: which example")
+
+    curve = param.Dict(default=None, doc="the capacity curve (derived)")
+    run = param.Parameter(default=None, doc="the Recall at `pairs` (derived)")
+    trained = param.Parameter(default=None, doc="TrainedExample (derived)")
+    accuracy = param.Dict(default={}, doc="held-out accuracy of `task`, variant → share ({} until counted)")
+    counting = param.Boolean(default=False, doc="a held-out count is running for this session")
+
+    URL = {"rule": "rule", "d_k": "dk", "keys": "keys", "rewrites": "rewrites", "pairs": "pairs",
+           "query": "query", "seed": "seed", "task": "task", "example": "example"}
+    SIZED = ("pairs", "query")        # URL values whose upper limit depends on the other settings
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        self.param.update(**self.fits())
+        self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed"])
+        self.param.watch(self._trained_changed, ["task", "example"])
+        self.param.watch(self._count_accuracy, ["task"])
+        self._compute()
+        self.trained = trained_example(self.task, self.example)
+        self._count_accuracy()
+
+    def fits(self):
+        """What N and the query must become to fit the other settings ({} when they fit)."""
+        pairs = min(self.pairs, max_pairs(self.d_k, self.keys))
+        fixed = {"pairs": pairs} if pairs != self.pairs else {}
+        if self.query > pairs:
+            fixed["query"] = pairs
+        return fixed
+
+    def _changed(self, *events):
+        if self.fits():
+            # lowered through update(), with events, so widgets and the URL follow; after the watchers of
+            # this change have run, or they would pass on the too-large value last. Comes back here.
+            on_next_tick(current_document(), lambda: self.param.update(**self.fits()))
+            return
+        if {e.name for e in events} - {"query"}:
+            self._compute()
+
+    def _compute(self):
+        self.param.update(curve=curve(self.rule, self.d_k, self.keys, self.rewrites, self.seed),
+                          run=recall(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed))
+
+    def _trained_changed(self, *_events):
+        self.trained = trained_example(self.task, self.example)
+
+    def _count_accuracy(self, *_events):
+        """Show the held-out accuracy of `task`, counting it first (on COUNTER) if nobody has yet."""
+        task = self.task
+        if task in HELD_OUT:
+            self.accuracy = HELD_OUT.get(task)
+            return
+        self.accuracy = {}
+        if self.counting:                  # one count at a time per session: _counted starts the next
+            return
+        self.counting = True
+        COUNTER.submit(lambda: HELD_OUT.compute(task, lambda: trained_accuracy(task)), self._counted,
+                       on_error=self._count_failed)
+
+    def _counted(self, _result):
+        self.counting = False
+        self._count_accuracy()             # shows it, or counts the task chosen meanwhile
+
+    def _count_failed(self, _error):       # logged by the worker; the bars stay empty
+        self.counting = False
+
+    def first_failure(self):
+        """1-based number of the first query recalled wrong, or None."""
+        wrong = np.flatnonzero(~self.run.right)
+        return int(wrong[0]) + 1 if len(wrong) else None

@@ -1,0 +1,273 @@
+"""Where memory fails, the view: arranges the pictures and the texts, and draws the store into them."""
+import html
+
+import numpy as np
+import panel as pn
+
+from app.components.plots import RowsPicture
+from app.components.text import Explanation
+from app.dashboards.base import DashboardView, heading, title
+from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_NAMES, RULES, TASKS,
+                                               MemoryStore, decomposition, intruders, max_pairs)
+from app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
+from app.i18n import _, current_language, format_number
+from app.urlstate import read_query
+from app.variants import REGISTRY
+from engine import tasks
+from engine.ops import VARIANTS
+
+DETAIL_CSS = """
+:host { font-size: 18px; color: #1f2933; }
+.ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
+.muted { color: #52606d; font-size: 16px; }
+"""
+
+
+class MemoryView(DashboardView):
+    """Draws a MemoryStore; owns the pictures, none of the data."""
+
+    Store = MemoryStore
+    slug = "memory-fails"
+
+    @classmethod
+    def open_store(cls, session, args):
+        """The session's store from untrusted URL args; what had to change becomes notices.
+
+        N and the query are checked twice: against their declared bounds, then against what the other
+        settings allow (orthogonal keys: N ≤ d_k; query ≤ N); one notice per value says what is used.
+        """
+        fixed = {name: key for name, key in MemoryStore.URL.items() if name not in MemoryStore.SIZED}
+        values, notices = read_query(MemoryStore, fixed, args)
+        sized, sized_notices = {}, {}
+        for name in MemoryStore.SIZED:
+            value, sized_notices[name] = read_query(MemoryStore, {name: MemoryStore.URL[name]}, args)
+            sized.update(value)
+        store = session.store(cls.slug, lambda: MemoryStore(**values, **sized))
+        for name, asked in sized.items():
+            if getattr(store, name) != asked:
+                sized_notices[name] = [_("The link asks for a larger {key} than these settings allow: {used} is "
+                                         "used.").format(key=MemoryStore.URL[name], used=getattr(store, name))]
+        session.add_notices("url", notices + [n for name in MemoryStore.SIZED for n in sized_notices[name]])
+        return store
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        store, session = self.store, self.session
+        self.intro = Explanation(
+            session,
+            elementare=_("A memory of fixed size can keep only so many pairs apart. Here pairs (a name and "
+                         "its number) are written one after another into the memory of one head, and then "
+                         "every name is asked back. Up to a point the answers come back clean; past it, the "
+                         "pairs start to blur into each other and answers go wrong. Find where, and see which "
+                         "pairs spoiled an answer."),
+            superiore=_("$N$ pairs $(k_i, v_i)$, unit keys in $\\mathbb{R}^{d_k}$, are written into one state "
+                        "with the sum rule $S \\leftarrow S + v k^\\top$, the delta rule "
+                        "$S \\leftarrow S (I - k k^\\top) + v k^\\top$ ($\\beta = 1$) or the gated delta rule "
+                        "(also $\\alpha = 0.99$ per write), then every key is read back, $o_i = S k_i$ "
+                        "(Schlag, Irie & Schmidhuber 2021)."))
+        # 1. the curve
+        self.charts = CapacityCharts(current_language())
+        self.curve_text = Explanation(session, sizing_mode="stretch_width")   # 1220 px overflowed at 1366
+
+        # 2. query by query
+        self.queries = QueriesPicture(self._pick)
+        self.weights = WeightsPicture()
+        self.parts = RowsPicture(_("The read-out, taken apart"), _("value dimension"),
+                                 [_("read-out"), _("right value"), _("from the right pair"),
+                                  _("from all the others")], 16, width=450, height=260)
+        self.detail = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.detail_text = Explanation(
+            session, width=440,
+            elementare=_("Each bar is one stored pair. Its height says how much of that pair's number leaks "
+                         "into the answer when this name is asked: the right pair (blue) should be near 1 and "
+                         "all the others near 0. The red bar is the pair whose number came out instead of the "
+                         "right one; the yellow bars are the pairs that pushed the answer hardest towards a "
+                         "wrong number. Many small leaks add up, too: that is why a crowded memory fails. "
+                         "The strips on the right show the answer taken apart: what the right pair gives, and "
+                         "what all the others add on top."),
+            superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for "
+                        "the sum rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions "
+                        "for the delta rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the "
+                        "weights $w_i^\\top q$ (sum rule: $k_i^\\top q$), measured as the read-out of one-hot "
+                        "values. The answer is the stored value of largest cosine with $o$; a wrong one $v_r$ wins "
+                        "when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right term. Yellow: "
+                        "the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ towards $v_r$."))
+
+        # 3. the trained models
+        self.trained = TrainedPicture(ACCURACY_EXAMPLES)
+        self.trained_status = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.trained_text = Explanation(
+            session, sizing_mode="stretch_width",
+            elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
+                         "name–number pairs (MQAR, “multi-query associative recall”) and then, at every question, "
+                         "had to produce the number stored with that name. Each row is a model, each square a "
+                         "question: blue right, red wrong. The models learned on 64-token sequences with up "
+                         "to 16 pairs; longer ones ask them more than they practised."),
+            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head, so a $64 \\times 64$ "
+                        "state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, "
+                        "Arora et al. 2023), evaluated on held-out examples. Beyond the training length the "
+                        "fixed-size states must hold $K$ pairs in $d_k = 64$ dimensions, while softmax "
+                        "attention keeps every pair in its KV cache."))
+
+        store.param.watch(self._draw_curve, ["curve"])
+        store.param.watch(self._draw_detail, ["run", "query"])
+        store.param.watch(self._draw_trained, ["trained"])
+        store.param.watch(self._draw_accuracy, ["accuracy"])
+        store.param.watch(self._draw_trained_status, ["counting"])
+        session.param.watch(self._draw_detail, ["level"])
+        self._draw_curve()
+        self._draw_detail()
+        self._draw_trained()
+        self._draw_accuracy()
+
+    # -- controls
+
+    def controls(self):
+        store = self.store
+        rule = pn.widgets.Select.from_param(store.param.rule, name=_("Rule"), sizing_mode="stretch_width",
+                                            options={_(RULE_NAMES[r]): r for r in RULES})
+        d_k = pn.widgets.Select.from_param(store.param.d_k, name=_("Numbers in a key (d_k)"), sizing_mode="stretch_width",
+                                           options={str(d): d for d in D_KS})
+        keys = pn.widgets.Select.from_param(store.param.keys, name=_("Keys"), sizing_mode="stretch_width",
+                                            options={_(KEY_NAMES[k]): k for k in tasks.KEY_KINDS})
+        rewrites = pn.widgets.IntSlider.from_param(store.param.rewrites, name=_("Names that change number"),
+                                                   sizing_mode="stretch_width")
+        pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs N, query by query"),
+                                                sizing_mode="stretch_width")
+        query = pn.widgets.IntInput.from_param(store.param.query, name=_("Query taken apart"),
+                                               sizing_mode="stretch_width")
+        seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random keys (seed)"),
+                                              sizing_mode="stretch_width")
+        task = pn.widgets.Select.from_param(
+            store.param.task, name=_("Trained models: task"), sizing_mode="stretch_width",
+            options={_("{length} tokens, {pairs} pairs").format(length=L, pairs=K): name
+                     for name, (L, K) in TASKS.items()})
+        example = pn.widgets.IntInput.from_param(store.param.example, name=_("Trained models: example"),
+                                                 sizing_mode="stretch_width")
+
+        def limits(*_events):
+            pairs.end = max_pairs(store.d_k, store.keys)
+            query.end = store.pairs
+
+        store.param.watch(limits, ["d_k", "keys", "pairs"])
+        limits()
+        return [rule, d_k, keys, rewrites, pairs, query, seed, task, example]
+
+    def __panel__(self):
+        return pn.Column(
+            title(_("Where memory fails")),
+            self.intro,
+            heading(_("How many pairs fit")),
+            pn.FlexBox(pn.pane.Bokeh(self.charts.errors.figure), pn.pane.Bokeh(self.charts.accuracy.figure)),
+            self.curve_text,
+            heading(_("One query taken apart")),
+            self.detail,
+            pn.FlexBox(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
+                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text)),
+            heading(_("The trained models, query by query")),
+            self.trained_text, self.trained_status,
+            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy)),
+            sizing_mode="stretch_width")
+
+    # -- drawing
+
+    def _pick(self, query):
+        self.store.query = query
+
+    def _draw_curve(self, *_events):
+        # `curve` is set again at every change but the query's, so this also moves the marker of the chosen N
+        store, data = self.store, self.store.curve
+        with pn.io.hold():
+            self.charts.show(data, store.d_k, store.pairs)
+        at = int(np.argmin(np.abs(data["pairs"] - store.d_k)))
+        fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
+                "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
+        self.curve_text.elementare = _(
+            "**Left**: how far the answers are from the right numbers (0 is perfect), for more and more pairs. "
+            "The dashed line is the best any memory of this size could do: zero until there are as many pairs "
+            "as a key has numbers ({dk} here, dotted line), then rising. The red line is what this memory "
+            "really does. **Right**: the share of names answered with the right number. With {dk} pairs the "
+            "error is {error} and {accuracy}% of the answers are right. Names that change number (slider) "
+            "show what the delta rule is for: it replaces the old number, where the sum piles them up.").format(**fill)
+        self.curve_text.superiore = _(
+            "Left: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, mean over queries (the "
+            "loss of Schlag et al.), against the bound $\\tfrac12 \\max(0, 1 - d_k/N)$: with $N > d_k$ a "
+            "$d_k$-dimensional key space cannot separate $N$ one-hot targets. Squares: the least-squares "
+            "read-out $W k_i$ for these keys, which reaches the bound; red: the rule's own read-out $S k_i$, "
+            "above it through cross-talk $\\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx (N-1)/d_k$ for random "
+            "keys. Right: accuracy with dense unit values in $\\mathbb{R}^{d_k}$ decoded by largest cosine.") \
+            + " " + _("At N = d_k = {dk}: error {error}, {accuracy}% right.").format(**fill)
+
+    def _draw_detail(self, *_events):
+        store, run = self.store, self.store.run
+        q = min(store.query, len(run.targets)) - 1
+        weights, contributions = decomposition(run, q)
+        target, answer = int(run.targets[q]), int(run.answers[q])
+        others = np.delete(np.arange(len(weights)), target)
+        order = intruders(run, q)
+        rows = np.stack([run.readouts[q], run.values[target], contributions[target],
+                         contributions[others].sum(0) if len(others) else np.zeros_like(run.readouts[q])])
+        with pn.io.hold():
+            self.queries.show(run, q + 1)
+            self.weights.show(weights, target, answer, order,
+                              _("Query {q}: what each stored pair puts into the answer").format(q=q + 1))
+            self.parts.set_size(rows.shape[1])
+            self.parts.set_limit(float(np.abs(rows).max()))
+            self.parts.source.data.update(image=[rows])
+            self.detail.object = self._detail_html(run, q, target, answer, weights, order)
+
+    def _detail_html(self, run, q, target, answer, weights, order):
+        wrong = int(np.sum(~run.right))
+        N = len(run.targets)
+        summary = _("Answered wrong: {wrong} of {n}.").format(wrong=wrong, n=N)
+        pair = lambda w: _("pair {i}").format(i=w + 1)
+        if answer == target:
+            verdict = '<span class="ok">%s ✓</span>' % html.escape(
+                _("Query {q} is answered right.").format(q=q + 1))
+        else:
+            verdict = '<span class="bad">%s ✗</span>' % html.escape(
+                _("Query {q} is answered with the number of {wrong_pair} instead of {right_pair}.").format(
+                    q=q + 1, wrong_pair=pair(answer), right_pair=pair(target)))
+        rewritten = ""
+        if target >= N:                                     # a later write of this key
+            rewritten = " " + html.escape(_("(This name changed number: the latest one is the right answer.)"))
+        polluters = ", ".join(_("{pair} (weight {weight})").format(
+            pair=pair(int(w)), weight=format_number(round(float(weights[w]), 2), 2)) for w in order)
+        largest = html.escape(_("The pairs that pushed it most towards a wrong number: {pairs}.").format(
+            pairs=polluters)) if order else ""
+        first = self.store.first_failure()
+        hint = ""
+        if first is not None and answer == target:
+            hint = html.escape(_("Query {q} fails: pick it to see why.").format(q=first))
+        return (f"<p>{verdict}{rewritten} {largest}</p>"
+                f"<p class='muted'>{html.escape(summary)} {hint}</p>")
+
+    def _draw_trained(self, *_events):
+        with pn.io.hold():
+            self.trained.show(self.store.trained)
+            self._draw_trained_status()
+
+    def _draw_accuracy(self, *_events):
+        self.trained.show_accuracy(self.store.accuracy)
+
+    def _draw_trained_status(self, *_events):
+        example, store = self.store.trained, self.store
+        length, pairs = TASKS[store.task]
+        parts = [_("Example {e}: {length} tokens, {pairs} pairs.").format(e=store.example, length=length,
+                                                                       pairs=pairs)]
+        failed = [_(REGISTRY[v].short) for v in VARIANTS if v in example.predicted and not example.right(v).all()]
+        if failed:
+            parts.append(_("Models with at least one wrong answer: {names}.").format(names=", ".join(failed)))
+        else:
+            parts.append(_("Every model answers every query of this example right."))
+        if store.counting:
+            parts.append(_("Counting over {n} examples…").format(n=ACCURACY_EXAMPLES))
+        text = " ".join(html.escape(p) for p in parts)
+        if example.missing:
+            missing = _("These models could not be loaded: {names}.").format(
+                names=", ".join(_(REGISTRY[v].short) for v in example.missing))
+            text += f' <span class="bad">{html.escape(missing)}</span>'
+        self.trained_status.object = f"<p>{text}</p>"
+
+
+build = MemoryView.build

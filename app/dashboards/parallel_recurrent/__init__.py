@@ -1,0 +1,14 @@
+"""Dashboard "Parallel = recurrent": one input, three forms, the same numbers.
+
+A linear-attention layer computed token by token (recurrent), all at once with a T × T decay mask
+(parallel), or in chunks (the parallel form inside a block, the state across blocks) gives the same
+output up to rounding; what differs is the cost as the sequence grows.
+
+- `model.py`: `FormsStore` (one per session) draws a seeded random input for the chosen variant with
+  the gates of its default knobs (`engine.gates.make_gates`), runs the three forms in float32 and
+  float64 and keeps the outputs, their differences and the decay mask L. It measures the cost curve
+  on request on the `MEASURER` worker thread (a time budget, one measurement at a time per process)
+  and caches it per (variant, chunk size). No Panel, no Bokeh: testable without a server.
+- `pictures.py`: the mask (Bokeh), the cost chart (HoloViews) and the table of differences.
+- `view.py`: `FormsView` draws the store and only watches it.
+"""

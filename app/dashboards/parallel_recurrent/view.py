@@ -1,0 +1,255 @@
+"""The page "Parallel = recurrent": draws a FormsStore, computes nothing."""
+import asyncio
+import html
+
+import numpy as np
+import panel as pn
+from bokeh.models import BasicTickFormatter, ColorBar, FixedTicker
+
+from app.components.plots import MatrixPicture
+from app.components.text import TEXT_CSS, Explanation
+from app.dashboards.base import DashboardView, heading, title
+from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
+                                                     FORMS, MAX_LENGTH, FormsStore)
+from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, MaskPicture, comparison_table,
+                                                        scientific)
+from app.i18n import _, format_number
+from app.variants import REGISTRY
+
+STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
+
+
+class FormsView(DashboardView):
+    """Draws a FormsStore: outputs, differences, the mask and the cost; owns none of the data."""
+
+    Store = FormsStore
+    slug = "parallel-recurrent"
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        store, session = self.store, self.session
+
+        self.intro = Explanation(session, sizing_mode="stretch_width")
+        self.intro.elementare = _(
+            "**Three recipes, same cake.** A linear-attention layer can be computed in three ways. "
+            "**Recurrent**: token after token, keeping only a small memory, like reading a book with a "
+            "notepad. **Parallel**: all tokens at once, as one big table of who looks at whom: fast on a "
+            "graphics card, but the table grows with the square of the length. **Chunked**: cut the "
+            "sequence into pieces; inside a piece work like the parallel recipe, from one piece to the "
+            "next pass the memory along like the recurrent one.\n\n"
+            "Below, the same random input goes through the three recipes: compare what comes out, see "
+            "the table the parallel recipe builds, and measure what each one costs.")
+        self.intro.superiore = _(
+            "One layer, three schedules of the same sum. **Recurrent**: $S_t = S_{t-1} A_t + v_t k_t^\\top$, "
+            "$o_t = S_t q_t$, with $O(T d^2)$ work and a state of fixed size. **Parallel**: unrolling the "
+            "recurrence gives $o = (Q K^\\top \\odot L)\\, V$ with the decay mask "
+            "$L_{tj} = \\alpha_{j+1} \\cdots \\alpha_t$ for $j \\le t$ (0 above the diagonal): $O(T^2 d)$ work "
+            "in matrix products (Katharopoulos et al. 2020 for linear attention; L is the semiseparable "
+            "matrix of Mamba-2's SSD, Dao & Gu 2024). **Chunked**: blocks of $C$ tokens, the parallel form "
+            "inside each block and the state across blocks:"
+            "$$O_{[n]} = (Q_{[n]} K_{[n]}^\\top \\odot L_{[n]})\\, V_{[n]} + \\tilde Q_{[n]} S_{[n-1]}^\\top,"
+            "\\qquad S_{[n]} = S_{[n-1]} \\tilde A_{[n]} + V_{[n]}^\\top \\tilde K_{[n]}$$"
+            "with $\\tilde{\\ }$ marking the decays inside the block: $O(T C d + T d^2)$ work. For the delta "
+            "rule the transition $A_t = \\alpha_t (I - \\beta_t k_t k_t^\\top)$ is not diagonal; its chunked "
+            "form solves a small triangular system per block (the WY/UT representation, Yang et al. 2024).")
+
+        # 1. the three outputs and their differences
+        self.output_pictures = {
+            form: MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
+                                width=630, height=175, value_label="o")
+            for form in FORMS}
+        self.difference = MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
+                                        width=630, height=175, value_label="Δ")
+        for picture in (*self.output_pictures.values(), self.difference):
+            picture.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
+        self.difference.figure.select_one(ColorBar).formatter = BasicTickFormatter(precision=1)
+        self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], width=560, margin=(4, 10))
+        outputs_text = Explanation(
+            session, width=560,
+            elementare=_("Each strip is what one recipe answers: one column per token, one row (channel) per "
+                         "number of the answer (blue negative, red positive, the same colours in the three "
+                         "strips). They look the same because they are the same. The last strip shows the "
+                         "difference between two recipes, magnified enormously (its scale is in its title): "
+                         "only specks of rounding are left, a little larger where the answers are larger."),
+            superiore=_("Outputs $o_t \\in \\mathbb{R}^{d_v}$ of one head ($d_k = d_v = 16$; $q, k, v$ "
+                        "random with the seed, gates from the model's default knobs), same colour scale. "
+                        "Last strip: $o^{\\mathrm{chunk}} - o^{\\mathrm{rec}}$ in float32, on its own scale. "
+                        "Relative error: $\\lVert x - y \\rVert / \\lVert y \\rVert$ (RMS). The engine "
+                        "promises $\\le 10^{-5}$ in float32 ($\\le 10^{-4}$ with very strong decays, "
+                        "$\\alpha$ near 0.05) and $\\le 10^{-10}$ in float64; fla's tests and the SSD paper "
+                        "report about $10^{-6}$ in float32."))
+        strips = pn.Column(*[pn.pane.Bokeh(self.output_pictures[f].figure, margin=(0, 0, 2, 0)) for f in FORMS],
+                           pn.pane.Bokeh(self.difference.figure, margin=(8, 0, 0, 0)))
+        self.outputs_section = pn.FlexBox(strips, pn.Column(self.table, outputs_text), sizing_mode="stretch_width")
+
+        # 2. the decay mask and the chunks
+        self.mask_picture = MaskPicture(_("Decay mask L of the parallel form"))
+        self.mask_note = pn.pane.HTML(stylesheets=[TEXT_CSS], width=500, margin=(4, 10))
+        mask_text = Explanation(
+            session, width=500,
+            elementare=_("Row t, column j: how much token j still counts when the model answers at token "
+                         "t. Yellow: fully; dark: faded away; grey: the future, never looked at.\n\n"
+                         "The **outlined squares** are the chunks: what is inside a square is computed all at "
+                         "once, like the parallel recipe. The **hatched part** below them is never built as "
+                         "a table: it reaches later chunks through the small memory passed along, like the "
+                         "recurrent recipe. The parallel recipe builds the whole triangle."),
+            superiore=_("$L_{tj} = \\exp(G_t - G_j)$ for $j \\le t$, with $G_t = \\sum_{s \\le t} \\log \\alpha_s$ "
+                        "(grey: $j > t$; decay_mask in engine.ops.parallel). The parallel form builds all "
+                        "$T^2$ entries. The chunked form builds only the diagonal $C \\times C$ blocks "
+                        "(outlined). A block below them factors as "
+                        "$\\exp(G_t - G_b) \\cdot \\exp(G_b - G_j)$ through the boundary $b$ between the "
+                        "chunks, a product of a factor of $t$ and a factor of $j$ (rank one: L is "
+                        "semiseparable), so it is never built: the state $S_{[n-1]}$ carries it across "
+                        "(hatched)."))
+        self.mask_section = pn.FlexBox(pn.pane.Bokeh(self.mask_picture.figure),
+                                       pn.Column(self.mask_note, mask_text), sizing_mode="stretch_width")
+
+        # 3. the cost as the sequence grows
+        self.cost_picture = CostPicture(_("Measured cost of the three forms"))
+        self.measure_button = pn.widgets.Button(label=_("Measure"), color="primary",
+                                                width=220, height=44,
+                                                stylesheets=[":host { font-size: 16px; }"])
+        self.measure_button.on_click(lambda _event: store.measure(force=store.curve is not None))
+        self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
+        cost_text = Explanation(
+            session, width=500,
+            elementare=_("Press **Measure** and this server times the three recipes on longer and longer "
+                         "inputs, right now. It counts only the time spent computing, not the time spent "
+                         "waiting while the server works for other visitors. Both axes are logarithmic: a "
+                         "straight line means the time grows like a power of the length, and the slope says "
+                         "which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope 2: "
+                         "twice as long, four times the time (parallel). On short inputs every recipe pays a "
+                         "fixed start-up price, so the lines start flat."),
+            superiore=_("CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
+                        "held to one thread in it: the work itself, without the waits for other visitors "
+                        "that a wall clock would add on a shared server (hover a point for both). Float32, "
+                        "one head, $d_k = d_v = 16$; each length keeps its shortest of up to four runs. "
+                        "Slopes of $\\log t$ against $\\log T$ on the three longest lengths measured: "
+                        "parallel $\\approx 2$ ($O(T^2 d)$), chunked and recurrent $\\approx 1$ "
+                        "($O(T C d + T d^2)$ and $O(T d^2)$). The recurrent form is a Python loop here: "
+                        "fused GPU kernels change the constants, not the slopes. Lengths up to {parallel} "
+                        "(parallel), {recurrent} (recurrent) and {chunked} (chunked), within about {budget} s."
+                        ).format(budget=format_number(COST_BUDGET_S, 1), **COST_MAX_LENGTH))
+        self.cost_section = pn.FlexBox(pn.pane.Bokeh(self.cost_picture.figure),
+                                       pn.Column(self.measure_button, self.status, cost_text),
+                                       sizing_mode="stretch_width")
+
+        self.headings = [heading(_("Same input, three forms")), heading(_("The mask and the chunks")),
+                         heading(_("What each form costs"))]
+        store.param.watch(self._draw_comparison, ["comparison"])
+        store.param.watch(self._draw_mask, ["mask"])
+        store.param.watch(self._draw_curve, ["curve"])
+        store.param.watch(self._draw_status, ["variant", "chunk_size", "measuring"])
+        self._draw_comparison()
+        self._draw_mask()
+        self._draw_curve()
+        if store.cost:
+            pn.state.onload(self._measure_after_load)
+
+    def __panel__(self):
+        return pn.Column(
+            title(_("Parallel = recurrent")), self.intro, self.headings[0], self.outputs_section,
+            self.headings[1], self.mask_section, self.headings[2], self.cost_section,
+            sizing_mode="stretch_width")
+
+    def controls(self):
+        store = self.store
+        variant = pn.widgets.Select.from_param(store.param.variant, name=_("Model"), sizing_mode="stretch_width",
+                                               options={_(REGISTRY[v].label): v for v in FIXED_STATE})
+        # sliders hand their value over on release: every value costs a run of the three forms
+        length = pn.widgets.IntSlider(name=_("Sequence length T"), start=8, end=MAX_LENGTH, value=store.length,
+                                      sizing_mode="stretch_width")
+        alpha = pn.widgets.FloatSlider(name=_("Forget α (1 keeps everything)"), start=0.05, end=1.0, step=0.01,
+                                       value=store.alpha, sizing_mode="stretch_width")
+        for widget, name in ((length, "length"), (alpha, "alpha")):
+            widget.param.watch(lambda event, name=name: setattr(store, name, event.new), "value_throttled")
+            store.param.watch(lambda event, widget=widget: setattr(widget, "value", event.new), name)
+        chunk = pn.widgets.RadioButtonGroup.from_param(
+            store.param.chunk_size, name=_("Chunk size C"), options={str(c): c for c in CHUNKS},
+            button_type="primary", button_style="outline", sizing_mode="stretch_width")
+        channel = pn.widgets.IntSlider.from_param(store.param.channel, name=_("Key channel shown in the mask"),
+                                                  sizing_mode="stretch_width")
+        seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random input (seed)"),
+                                              sizing_mode="stretch_width")
+        chunk_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Chunk size C")), margin=(8, 10, 0, 10),
+                                   stylesheets=[":host { font-size: 15px; }"])
+
+        def show(*_events):
+            alpha.visible = REGISTRY[store.variant].forgets
+            channel.visible = REGISTRY[store.variant].per_channel
+
+        store.param.watch(show, ["variant"])
+        show()
+        return [variant, length, chunk_label, chunk, alpha, channel, seed]
+
+    # -- drawing (each under pn.io.hold: one message to the browser per change)
+
+    def _draw_comparison(self, *_events):
+        comparison = self.store.comparison
+        with pn.io.hold():
+            titles = {"recurrent": _("Recurrent: token by token"), "parallel": _("Parallel: all at once"),
+                      "chunked": _("Chunked: blocks of {size}").format(size=comparison.chunk_size)}
+            for form, picture in self.output_pictures.items():
+                picture.figure.title.text = titles[form]
+                show_matrix(picture, comparison.outputs[form].T, comparison.peak)     # [d_v, T]
+            delta = comparison.outputs["chunked"] - comparison.outputs["recurrent"]
+            largest = float(np.abs(delta).max())
+            self.difference.figure.title.text = _("Chunked − recurrent: up to ±{limit}").format(
+                limit=scientific(largest))
+            show_matrix(self.difference, delta.T, largest)
+            self.table.object = comparison_table(comparison)
+
+    def _draw_mask(self, *_events):
+        store = self.store
+        record = REGISTRY[store.variant]
+        with pn.io.hold():
+            self.mask_picture.show(store.mask, store.chunk_size)
+            title_text = _("Decay mask L of the parallel form")
+            if record.per_channel:
+                title_text = _("Decay mask L, key channel {channel}").format(channel=store.channel)
+            self.mask_picture.figure.title.text = title_text
+            self.mask_note.object = "<p><strong>%s.</strong> %s</p>" % (html.escape(_(record.label)),
+                                                                       html.escape(_(record.mask_note)))
+
+    def _draw_curve(self, *_events):
+        with pn.io.hold():
+            self.cost_picture.show(self.store.curve)
+            self._draw_status()
+
+    def _draw_status(self, *_events):
+        with pn.io.hold():
+            self.status.object, self.measure_button.label = self._status()
+            self.measure_button.disabled = self.store.measuring
+
+    def _status(self):
+        """(the status line as HTML, the button's label)."""
+        store, curve = self.store, self.store.curve
+        name = _(REGISTRY[store.variant].label)
+        busy = False
+        if store.measuring:
+            text = _("Measuring {model}, chunks of {size}…").format(model=name, size=store.chunk_size)
+        elif curve is not None and curve.busy:
+            text, busy = _("The server is busy measuring for other visitors: try again in a moment."), True
+        elif curve is not None:
+            text = _("Measured for {model}, chunks of {size}.").format(model=name, size=curve.chunk_size)
+            if not curve.complete:
+                text += " " + _("The longest lengths were left out to stay within the time budget: the "
+                                "server is busy, so the slopes are rougher.")
+        else:
+            text = _("Not measured yet for {model}, chunks of {size}.").format(model=name, size=store.chunk_size)
+        again = curve is not None and not curve.busy
+        return (f'<span class="{"busy" if busy else "note"}">{html.escape(text)}</span>',
+                _("Measure again") if again else _("Measure"))
+
+    async def _measure_after_load(self):
+        await asyncio.sleep(1.0)          # let the page finish drawing: it shares the CPU (and Python's lock)
+        self.store.measure()
+
+
+def show_matrix(picture, matrix, limit):
+    picture.set_cols(matrix.shape[1])
+    picture.set_limit(limit)
+    picture.show(matrix)
+
+
+build = FormsView.build

@@ -1,0 +1,167 @@
+"""The cards of one head of "The state fills up": its pictures, each with its explanation under it.
+
+`HeadPanel.configure` chooses the cards for a variant and fixes their colour ranges for a run;
+`HeadPanel.draw` shows one `model.HeadFrame`. Nothing here computes: the numbers come from the model.
+"""
+import panel as pn
+
+from app import mechanism
+from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
+from app.components.text import Explanation
+from app.dashboards.state_fills_up.texts import ANSWER_CSS
+from app.i18n import N_, _, format_number
+from app.variants import REGISTRY
+
+# trained mode: the card texts that differ from mechanism mode's (the others say the same in both)
+TRAINED_PLAIN = {
+    "state": N_("The memory of this layer: a grid of {size} × {size} numbers. Every token adds its own "
+                "pattern; the grid never grows, it only gets more crowded."),
+    "write": N_("What this token adds to the memory: its value pattern spread along its key pattern. Here "
+                "every token writes something, questions and fillers too: the model learned how much."),
+    "delta": N_("Before writing, the layer reads what its memory already holds under this token's key "
+                "(prediction), compares it with the value it wants to store (target) and writes only the "
+                "difference (error)."),
+    "readout": N_("The layer reads its memory with this token's question pattern. What comes out goes on "
+                  "through the rest of the model, which turns it into a guess for the next token."),
+}
+TRAINED_FORMULA = {
+    "state": N_("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ of this layer: its size is fixed by "
+                "the model, not by the sequence. Blue negative, red positive, same scale at every step; the "
+                "largest 0.1% of the values are drawn at full colour."),
+    "readout": N_("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum "
+                  "of the cached values) is normalized, projected back to the model width and added to the "
+                  "residual stream. After the last layer the output head gives the logits, and the "
+                  "prediction is their $\\mathrm{argmax}$."),
+}
+
+
+class HeadPanel:
+    """The pictures of one head, made when first needed, with an explanation under each card.
+
+    Mechanism mode: `HeadPanel(head, session, explain)` (16 × 16). Trained mode: give `name` (e.g.
+    "Layer 2") and the checkpoint's d_k, d_v.
+    """
+
+    def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V):
+        self.head, self.session, self.explain = head, session, explain
+        self.name, self.d_k, self.d_v = name, d_k, d_v
+        self.cards, self.pictures, self.notes = {}, {}, []
+        self.answer = pn.pane.HTML(stylesheets=[ANSWER_CSS], margin=(0, 10), width=360)
+        self.layout = pn.FlexBox(sizing_mode="stretch_width")
+
+    def _make(self, name):
+        """(picture, plain text, formula text) of one card."""
+        d_k, d_v, number = self.d_k, self.d_v, self.head + 1
+        if name == "state":
+            title = _("Head {n}: memory S").format(n=number) if self.name is None \
+                else _("{name}: memory S").format(name=self.name)
+            return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=380, height=350),
+                    _("The memory is a grid of 16 × 16 numbers. Every pair that is stored adds its own "
+                      "pattern; the grid never grows, it only gets more crowded."),
+                    _("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$, here $16 \\times 16$: its size does "
+                      "not depend on the length of the sequence. Colours: blue negative, red positive, same "
+                      "scale at every step."))
+        if name == "cache":
+            title = _("Head {n}: value cache").format(n=number) if self.name is None \
+                else _("{name}: value cache").format(name=self.name)
+            return (MatrixPicture(title, _("value dimension"), _("position in the sequence"), 1, d_v,
+                                  width=380, height=350),
+                    _("Softmax attention keeps no grid: it keeps every token, one row each. The list grows "
+                      "with every token and nothing is ever freed."),
+                    _("The KV cache holds $k_i, v_i$ for every past token $i \\le t$; it grows as $O(t)$. "
+                      "Shown: the values $v_i$, one row per token."))
+        if name == "write":
+            return (MatrixPicture(_("What this token writes"), _("key dimension"), _("value dimension"),
+                                  d_v, d_k, width=330, height=310),
+                    _("What this token adds to the memory: the number's pattern spread along the name's "
+                      "pattern. Tokens that only ask or wait add nothing."),
+                    _("The write term $v_t k_t^\\top$ (delta family: $\\beta_t v_t k_t^\\top$), an outer "
+                      "product of rank one."))
+        if name == "transition":
+            return (BarsPicture(_("What each column keeps"), _("key dimension"), _("kept"), d_k,
+                                width=340, height=310),
+                    _("Before the new write, how much of each column the memory keeps: 1 keeps everything, "
+                      "0 forgets it."),
+                    _("The decay of the transition, per key channel: $\\alpha_t$ (a scalar gate gives the "
+                      "same bar everywhere; linear attention and DeltaNet keep $1$)."))
+        if name == "attention":
+            return (BarsPicture(_("Where the question looks"), _("position in the sequence"),
+                                _("attention weight"), 1, width=330, height=310, color="#b35806"),
+                    _("How much the question looks at each stored token. A single tall bar means it found "
+                      "its name."),
+                    _("The attention weights $\\mathrm{softmax}_i(q_t^\\top k_i)$ over the cache; the answer "
+                      "is $o_t = \\sum_i a_{t,i} v_i$."))
+        if name == "delta":
+            return (RowsPicture(_("Correction"), _("value dimension"),
+                                [_("prediction"), _("target"), _("error")], d_v, width=360, height=230),
+                    _("Before writing, the model asks its memory what it already knows about this name "
+                      "(prediction), compares it with the number to store (target) and writes only the "
+                      "difference (error)."),
+                    _("The delta rule: $e_t = v_t - S_{t-1} k_t$ and $S_t = S_{t-1} + \\beta_t e_t k_t^\\top$, "
+                      "one gradient step on $\\tfrac12 \\lVert S k_t - v_t \\rVert^2$."))
+        return (RowsPicture(_("Read-out"), _("value dimension"), [_("answer")], d_v, width=360, height=150),
+                _("To answer, the model looks into the memory with the name it is asked about. What comes "
+                  "out is compared with every stored number: the closest one is the answer."),
+                _("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum of "
+                  "the cached values); the answer is the stored value whose vector has the largest cosine "
+                  "with $o_t$ (averaged over heads)."))
+
+    def card(self, name):
+        if name not in self.cards:
+            picture, plain, formulas = self._make(name)
+            if self.name is not None:                      # trained mode words some cards its own way
+                plain = _(TRAINED_PLAIN[name]).format(size=self.d_k) if name in TRAINED_PLAIN else plain
+                formulas = _(TRAINED_FORMULA[name]) if name in TRAINED_FORMULA else formulas
+            parts = [pn.pane.Bokeh(picture.figure)]
+            if name == "readout" and self.name is None:
+                parts.append(self.answer)
+            if self.explain:
+                note = pn.Column(Explanation(self.session, elementare=plain, superiore=formulas, width=360),
+                                 margin=0)
+                self.notes.append(note)
+                parts.append(note)
+            self.pictures[name] = picture
+            self.cards[name] = pn.Column(*parts, width=400 if name in ("state", "cache") else 370,
+                                         margin=(0, 8, 12, 0))
+        return self.cards[name]
+
+    def show_notes(self, shown):
+        for note in self.notes:
+            note.visible = shown
+
+    def configure(self, variant, length, limits):
+        """Choose the cards for `variant` and fix their colour ranges for a run of `length` tokens."""
+        record = REGISTRY[variant]
+        if record.fixed_state:
+            names = ["state", "write", "transition"] + (["delta"] if record.corrects else []) + ["readout"]
+        else:
+            names = ["cache", "attention", "readout"]
+        cards = [self.card(n) for n in names]
+        if self.layout.objects != cards:
+            self.layout.objects = cards
+        p = self.pictures
+        if record.fixed_state:
+            p["state"].set_limit(limits["state"])
+            p["write"].set_limit(limits["write"])
+        else:
+            p["cache"].set_rows(length)
+            p["cache"].set_limit(limits["target"])
+            p["attention"].set_size(length)
+        if "delta" in names:
+            p["delta"].set_limit(limits["delta"])
+        p["readout"].set_limit(limits["output"])
+
+    def draw(self, frame):
+        """Show one `model.HeadFrame` on the cards `configure` chose."""
+        p = self.pictures
+        if frame.cache is not None:
+            p["cache"].show(frame.cache)
+            p["attention"].show(frame.attention)
+        else:
+            p["state"].show(frame.state)
+            p["write"].show(frame.write)
+            p["transition"].show(frame.kept)
+            p["transition"].subtitle.text = "" if frame.beta is None else f"β = {format_number(frame.beta, 2)}"
+        if frame.correction is not None:
+            p["delta"].show(frame.correction)
+        p["readout"].show(frame.output)

@@ -1,0 +1,206 @@
+"""What "The state fills up" writes: the token strips, the answers, the notices, the checkpoint's card.
+
+Every function returns text (HTML escaped here, or Markdown with formulas for `Explanation`) for one
+run at one token; the numbers it words come from the model (`mechanism.Run`, `model.TrainedRun`).
+"""
+import html
+
+from app.checkpoints import path_of
+from app.dashboards.state_fills_up.model import TRAINED_LENGTH, token_label
+from app.i18n import N_, _, format_number
+from app.variants import REGISTRY
+
+STRIP_CSS = """
+:host { width: 100%; }
+.strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: 18px; }
+.tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 4px 8px 2px 8px; min-width: 34px;
+       text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
+.tok .answer { display: block; font-size: 13px; font-family: sans-serif; min-height: 17px; color: #52606d; }
+.tok.ask { border-style: dashed; }
+.tok.future { opacity: 0.35; }
+.tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
+.ok { color: #1a7f37; font-weight: 700; }
+.bad { color: #b42318; font-weight: 700; }
+.strip.compact { gap: 4px; font-size: 16px; }
+.strip.compact .tok { padding: 3px 4px 1px 4px; min-width: 30px; }
+.strip.compact .tok.ask { border-color: #1d4f7a; }
+.strip.compact .tok.value:not(.current) { background: #eef4fb; }
+.strip.compact .tok.filler { color: #9aa5b1; }
+"""
+ANSWER_CSS = """
+:host { font-size: 18px; }
+.big { font-size: 26px; font-weight: 700; }
+.ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #7b8794; }
+"""
+
+
+def problem_messages(problems):
+    """The notices for the typed text's problems (codes from `mechanism.parse`)."""
+    messages = []
+    for code, detail in problems:
+        if code == "empty":
+            messages.append(_("The typed sequence has no tokens: the phone book is shown instead."))
+        elif code == "unknown":
+            shown = detail if len(detail) <= 80 else detail[:80] + "…"
+            messages.append(_("These pieces are not tokens and were left out: {pieces}. Write name:number "
+                              "to store, name? to ask, · to wait.").format(pieces=shown))
+        elif code == "too_long":
+            messages.append(_("The typed text is longer than {limit} characters: the rest was left out.")
+                            .format(limit=detail))
+        elif code == "too_many":
+            messages.append(_("Only the first {limit} tokens are used.").format(limit=detail))
+    return messages
+
+
+def token_strip(result, t):
+    """Mechanism mode: one box per token, the current one lit, the memory's answer under each question."""
+    boxes = []
+    for i, (token, (answer, _similarity, expected)) in enumerate(zip(result.tokens, result.answers)):
+        classes = ["tok", token.kind, "current" if i == t else ("future" if i > t else "past")]
+        below = ""
+        if token.kind == "ask" and i <= t:
+            if expected is None:
+                below = '<span class="bad">%s</span>' % html.escape(_("never stored"))
+            elif answer == expected:
+                below = f'<span class="ok">{html.escape(answer)} ✓</span>'
+            else:
+                below = f'<span class="bad">{html.escape(answer or "—")} ✗</span>'
+        boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token.text)}'
+                     f'<span class="answer">{below}</span></div>')
+    step = html.escape(_("Step {t} of {n}").format(t=t + 1, n=len(result.tokens)))
+    return f'<div style="font-size:15px;color:#52606d;margin-bottom:4px">{step}</div><div class="strip">{"".join(boxes)}</div>'
+
+
+def memory_line(result, t):
+    record = result.records[t]
+    if not REGISTRY[result.variant].fixed_state:
+        text = _("Memory used: KV cache {bytes} bytes after {t} tokens, and growing with every token.").format(
+            bytes=format_number(record.kv_cache_bytes), t=t + 1)
+    else:
+        text = _("Memory used: state {bytes} bytes, the same at every step.").format(
+            bytes=format_number(record.state_bytes))
+    return f"<p>{html.escape(text)}</p>"
+
+
+def answer_html(result, t):
+    token = result.tokens[t]
+    answer, similarity, expected = result.answers[t]
+    if answer is None:
+        return '<span class="muted">%s</span>' % html.escape(_("Nothing is asked at this step."))
+    mark = "ok" if answer == expected else "bad"
+    sign = "✓" if answer == expected else "✗"
+    label = html.escape(_("Answer for {name}:").format(name=token.key))
+    match = html.escape(_("match {percent}%").format(percent=round(100 * similarity)))
+    return (f'{label} <span class="big {mark}">{html.escape(answer)} {sign}</span> '
+            f'<span class="muted">({match})</span>')
+
+
+# ----------------------------------------------------------------------------- trained mode
+
+TRAINED_STRIP_PLAIN = N_(
+    "A real example of the MQAR task. Each box is one token, written as its number in the model's "
+    "vocabulary (0 to 255): **k** marks a key (1 to 127), **v** a value (128 to 255), **·** a filler. "
+    "First come the pairs, each key followed by its value; then the keys are asked again (framed boxes), "
+    "and the model must answer the value that went with each one. Under each question: the model's "
+    "answer, ✓ right or ✗ wrong. The highlighted box is the current token. (Keys play the part of the "
+    "names of the phone book, values the part of the numbers.)")
+TRAINED_STRIP_FORMULA = N_(
+    "MQAR (multi-query associative recall, Arora et al. 2023): $K$ pairs $k_i\\, v_i$, then every key "
+    "once more at an even position of the rest, mostly early; at a query the target is its paired value, "
+    "every other position is ignored. Under a query: the $\\mathrm{argmax}$ of the model's logits there, its "
+    "next token. Labels: token id, with k for ids below $V/2$ and v for the others ($V = 256$).")
+
+
+def failure_message(failure):
+    code, name = failure
+    if code == "missing":
+        return _("The trained model cannot be shown: its checkpoint file {file} is missing from "
+                 "assets/checkpoints. The mechanism mode and the other models still work.").format(file=name)
+    return _("The trained model cannot be shown: its checkpoint file {file} did not pass the checks (it is "
+             "damaged, replaced or unreadable), so it was not loaded. The mechanism mode and the other models "
+             "still work.").format(file=name)
+
+
+def about_checkpoint(run):
+    """(plain, formulas) texts about the checkpoint behind `run`."""
+    config, task = run.sidecar["config"], run.sidecar.get("task", {})
+    pairs = task.get("kv_pairs", [])
+    pairs = ", ".join(str(k) for k in (pairs if isinstance(pairs, list) else [pairs]))
+    accuracy = format_number(100 * run.sidecar.get("val_accuracy", 0.0), 1)
+    plain = _("**A trained model.** Here the memory belongs to a small model that learned this task by "
+              "itself. A checkpoint is the file that keeps what it learned (its weights: {weights} numbers), "
+              "so that the same model can be loaded again, exactly.").format(weights=format_number(run.weights))
+    if not REGISTRY[run.variant].fixed_state:
+        plain += " " + _("It has {layers} layers, each keeping every token it has read (its KV cache).").format(
+            layers=config["n_layers"])
+    else:
+        plain += " " + _("It has {layers} layers, each with a memory of {size} × {size} numbers.").format(
+            layers=config["n_layers"], size=config["d_k"])
+    plain += " " + _("Nobody chose its keys, values and questions: the model learned to make them from the "
+                     "tokens, so the patterns in the pictures are its own.")
+    plain += "\n\n" + _("It was trained on examples with {pairs} pairs; on examples it had never seen it "
+                         "answered {accuracy}% of the questions right. Try other numbers of pairs and other "
+                         "examples.").format(pairs=pairs, accuracy=accuracy)
+    formulas = _("**Checkpoint** {file}: TinyLM with {layers} layers of {model}, width {width}, heads per "
+                 "layer {heads}, vocabulary {vocab}; trained on MQAR with L = {length} and K ∈ {{{pairs}}}; "
+                 "validation accuracy {accuracy}%. Weights, configuration and checksums are verified when it "
+                 "is loaded.").format(
+        file=path_of(run.variant).name, layers=config["n_layers"], model=_(REGISTRY[run.variant].label),
+        width=config["d_model"], heads=config["n_heads"], vocab=config["vocab_size"],
+        length=task.get("seq_len", TRAINED_LENGTH), pairs=pairs, accuracy=accuracy)
+    formulas += "\n\n" + _("Each layer makes $q_t$, $k_t$, $v_t$ and its gates as learned projections of "
+                            "its input, after a short causal convolution that lets $k_t$ carry the token "
+                            "before it: that is how a value gets bound to its key. Run here token by token "
+                            "with the recurrent form, the records of every layer kept for the pictures.")
+    return plain, formulas
+
+
+def trained_strip(run, t):
+    """Trained mode: one box per token id (k, v or filler), the model's answer under each query."""
+    vocab, predictions = run.vocab_size, run.predictions
+    boxes = []
+    for i, token in enumerate(run.inputs.tolist()):
+        kind = "filler" if token == 0 else ("key" if token < vocab // 2 else "value")
+        classes = ["tok", kind, "current" if i == t else ("future" if i > t else "past")]
+        below = ""
+        if run.asked(i):
+            classes.append("ask")
+            if i <= t:
+                right = run.right(i)
+                below = '<span class="%s">%s %s</span>' % ("ok" if right else "bad",
+                                                          html.escape(token_label(int(predictions[i]), vocab)),
+                                                          "✓" if right else "✗")
+        boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token_label(token, vocab))}'
+                     f'<span class="answer">{below}</span></div>')
+    step = html.escape(_("Step {t} of {n}").format(t=t + 1, n=len(run.inputs)))
+    return (f'<div style="font-size:15px;color:#52606d;margin-bottom:4px">{step}</div>'
+            f'<div class="strip compact">{"".join(boxes)}</div>')
+
+
+def trained_memory_line(run, t):
+    record = run.layers[0][t]
+    if not REGISTRY[run.variant].fixed_state:
+        text = _("Memory used: KV cache {bytes} bytes per layer after {t} tokens, and growing with every "
+                 "token.").format(bytes=format_number(record.kv_cache_bytes), t=t + 1)
+    else:
+        text = _("Memory used: state {bytes} bytes per layer, the same at every step.").format(
+            bytes=format_number(record.state_bytes))
+    return f"<p>{html.escape(text)}</p>"
+
+
+def prediction_html(run, t):
+    """The model's answer at a query (✓/✗, how sure), and the score so far."""
+    vocab = run.vocab_size
+    right, asked = run.score(t)
+    score = html.escape(_("Right so far: {right} of {asked}.").format(right=right, asked=asked))
+    if not run.asked(t):
+        now = '<span class="muted">%s</span>' % html.escape(_("Nothing is asked at this step."))
+        return f"{now} {score}"
+    predicted, expected = int(run.predictions[t]), int(run.targets[t])
+    mark, sign = ("ok", "✓") if predicted == expected else ("bad", "✗")
+    label = html.escape(_("Question {key}: the model answers").format(key=token_label(int(run.inputs[t]), vocab)))
+    sure = html.escape(_("sure at {percent}%").format(percent=format_number(100 * run.confidence(t), 0)))
+    answer = f'<span class="big {mark}">{html.escape(token_label(predicted, vocab))} {sign}</span>'
+    if predicted != expected:
+        answer += " " + html.escape(_("(the right answer is {value})").format(value=token_label(expected, vocab)))
+    return f'{label} {answer} <span class="muted">({sure})</span><br>{score}'

@@ -1,0 +1,227 @@
+"""The page of "The state fills up": the token strip, the player, and the cards of every head.
+
+`StateView` watches a `model.StateStore` and draws it; it owns the `Player` (its value is the token
+shown) and the per-head `HeadPanel`s, and nothing of the data.
+"""
+import html
+
+import panel as pn
+
+from app import mechanism
+from app.components.controls import mechanism_knobs, sidebar_label
+from app.components.player import Player
+from app.components.text import TEXT_CSS, Explanation
+from app.dashboards.base import DashboardView, title
+from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
+from app.dashboards.state_fills_up.pictures import HeadPanel
+from app.dashboards.state_fills_up.texts import (ANSWER_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN,
+                                                 about_checkpoint, answer_html, failure_message, memory_line,
+                                                 prediction_html, problem_messages, token_strip, trained_memory_line,
+                                                 trained_strip)
+from app.i18n import _
+from app.urlstate import read_query, write_query
+from app.variants import REGISTRY, label
+
+
+def read_store_query(args):
+    """The store's values from the URL, with notices; mechanism mode's MQAR keeps to 8 pairs."""
+    values, notices = read_query(StateStore, {n: k for n, k in StateStore.URL.items() if n != "pairs"}, args)
+    bounds = StateStore if values.get("mode") == "trained" else MechanismBounds
+    pairs, more = read_query(bounds, {"pairs": "pairs"}, args)
+    return {**values, **pairs}, notices + more
+
+
+class StateView(DashboardView):
+    """Draws a StateStore; owns the player and the per-head pictures, and nothing of the data."""
+
+    Store = StateStore
+    slug = "state"
+
+    @classmethod
+    def open_store(cls, session, args):
+        values, notices = read_store_query(args)
+        store = session.store(cls.slug, lambda: StateStore(**values))
+        session.add_notices("url", notices)
+        return store
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        store, session = self.store, self.session
+        self.player, player_notices = Player.from_query(pn.state.session_args)
+        length = store.length()
+        if self.player.value > length - 1 and not (store.mode == "trained" and store.failure):
+            player_notices.append(_("The link asked for step {t}, but this sequence has {n} steps: the last "
+                                    "one is shown.").format(t=self.player.value + 1, n=length))
+        self.player.length = length
+        session.add_notices("url", player_notices)
+
+        self.rule = Explanation(session, sizing_mode="stretch_width")
+        self.about = Explanation(session, sizing_mode="stretch_width")          # trained mode: the checkpoint
+        self.strip = pn.pane.HTML(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.memory = pn.pane.HTML(stylesheets=[TEXT_CSS], margin=(4, 10), sizing_mode="stretch_width")
+        self.prediction = pn.pane.HTML(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
+        self.strip_help = Explanation(session, sizing_mode="stretch_width")
+        self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
+        self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
+                            for _h in self.heads]
+        self.mechanism_area = pn.Column(*[x for pair in zip(self.head_titles, [p.layout for p in self.heads])
+                                          for x in pair], sizing_mode="stretch_width", margin=0)
+        self.layer_panels = {}                                  # trained mode: (layer, head) → HeadPanel
+        self.shown_panels = []                                  # trained mode: (layer, HeadPanel) on the page
+        self.trained_area = pn.Column(sizing_mode="stretch_width", margin=0)
+        store.param.watch(self._reconfigure, ["mode", "layer", "result", "problems", "trained", "failure"])
+        self.player.param.watch(self._draw, "value")
+        write_query(self.player, Player.URL)
+        self._reconfigure()
+
+    def controls(self):
+        store = self.store
+        mode = pn.widgets.RadioButtonGroup.from_param(
+            store.param.mode, name=_("Mode"), sizing_mode="stretch_width", button_type="primary",
+            button_style="outline", options={_("Mechanism"): "mechanism", _("Trained model"): "trained"})
+        variant = pn.widgets.Select.from_param(
+            store.param.variant, name=_("Model"), sizing_mode="stretch_width",
+            options={label(v): v for v in REGISTRY})
+        layer = pn.widgets.RadioButtonGroup.from_param(
+            store.param.layer, name=_("Layer"), sizing_mode="stretch_width", button_type="primary",
+            button_style="outline", options={_("Both"): "both", "1": "1", "2": "2"})
+        source = pn.widgets.RadioButtonGroup.from_param(
+            store.param.source, name=_("Sequence"), sizing_mode="stretch_width", button_type="primary",
+            button_style="outline",
+            options={_("Preset"): "preset", _("MQAR"): "mqar", _("Typed"): "typed"})
+        preset = pn.widgets.Select.from_param(
+            store.param.preset, name=_("Preset"), sizing_mode="stretch_width",
+            options={_(mechanism.PRESET_NAMES[p]): p for p in mechanism.PRESETS})
+        pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs"), sizing_mode="stretch_width")
+        example = pn.widgets.IntInput.from_param(store.param.example, name=_("Example number"),
+                                                 sizing_mode="stretch_width")
+        text = pn.widgets.TextAreaInput.from_param(
+            store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
+            sizing_mode="stretch_width", height=90)
+        heads = pn.widgets.RadioButtonGroup.from_param(
+            store.param.heads, name=_("Heads"), options={"1": 1, "2": 2}, button_type="primary",
+            button_style="outline", sizing_mode="stretch_width")
+        alpha, beta, seed = mechanism_knobs(store)
+        mode_label, layer_label = sidebar_label(_("Mode")), sidebar_label(_("Layer"))
+        source_label, heads_label = sidebar_label(_("Sequence")), sidebar_label(_("Heads"))
+
+        def show(*_events):
+            trained = store.mode == "trained"
+            for widget in (source_label, source, heads_label, heads, seed):
+                widget.visible = not trained
+            layer_label.visible = layer.visible = trained
+            preset.visible = not trained and store.source == "preset"
+            pairs.visible = example.visible = trained or store.source == "mqar"
+            pairs.end = store.param.pairs.bounds[1] if trained else MECHANISM_PAIRS
+            text.visible = not trained and store.source == "typed"
+            alpha.visible = not trained and REGISTRY[store.variant].forgets
+            beta.visible = not trained and REGISTRY[store.variant].corrects
+
+        store.param.watch(show, ["mode", "source", "variant"])
+        show()
+        return [mode_label, mode, variant, layer_label, layer, source_label, source, preset, pairs, example, text,
+                heads_label, heads, alpha, beta, seed]
+
+    def __panel__(self):
+        return pn.Column(title(_("The state fills up")), self.rule, self.strip, self.strip_help, self.player,
+                         self.prediction, self.memory, self.mechanism_area, self.trained_area, self.about,
+                         sizing_mode="stretch_width")
+
+    def _reconfigure(self, *_events):
+        trained = self.store.mode == "trained"
+        with pn.io.hold():
+            self.mechanism_area.visible = not trained
+            self.trained_area.visible = self.about.visible = self.prediction.visible = trained
+            self.session.notify("checkpoint", [failure_message(self.store.failure)]
+                                if trained and self.store.failure else [])
+            if trained:
+                self._configure_trained()
+            else:
+                self._configure_mechanism()
+            self.player.length = self.store.length()
+            self._draw()
+
+    def _describe(self, variant):
+        record = REGISTRY[variant]
+        name = _(record.label)
+        self.rule.elementare = f"**{name}.** " + _(record.rule)
+        self.rule.superiore = f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
+
+    def _configure_mechanism(self):
+        store, result = self.store, self.store.result
+        self.session.notify("input", problem_messages(store.problems) if store.source == "typed" else [])
+        self._describe(result.variant)
+        self.strip_help.elementare = _(
+            "Each box is one step. **name:number** stores a number under a name, **name?** asks "
+            "for it, **·** waits. The highlighted box is the current step; under each question, "
+            "the memory's answer (✓ right, ✗ wrong).")
+        self.strip_help.superiore = _(
+            "One box per token $t$. A write token sets $k_t, v_t$ to the vectors of its name and "
+            "number (random unit vectors, $d_k = d_v = 16$) and $q_t = k_t$; a question sets "
+            "only $q_t$; a wait token sets nothing, so only the transition acts.")
+        for h, panel in enumerate(self.heads):
+            shown = h < store.heads
+            panel.layout.visible = self.head_titles[h].visible = shown
+            self.head_titles[h].object = "<b>%s</b>" % html.escape(_("Head {n}").format(n=h + 1))
+            if shown:
+                panel.configure(result.variant, len(result.records), store.limits)
+        self.head_titles[0].visible = store.heads > 1
+
+    def _configure_trained(self):
+        store, run = self.store, self.store.trained
+        self.session.notify("input", [])
+        self._describe(store.variant)
+        self.strip_help.elementare = _(TRAINED_STRIP_PLAIN)
+        self.strip_help.superiore = _(TRAINED_STRIP_FORMULA)
+        if run is None:                                         # no checkpoint: the notice says why
+            self.about.elementare = self.about.superiore = ""
+            self.trained_area.objects, self.shown_panels = [], []
+            return
+        self.about.elementare, self.about.superiore = about_checkpoint(run)
+        config = run.sidecar["config"]
+        shown = [l for l in range(config["n_layers"]) if store.layer in ("both", str(l + 1))] or [0]
+        objects, self.shown_panels = [], []
+        for l in shown:
+            layer_title = _("Layer {n}").format(n=l + 1)
+            objects.append(pn.pane.HTML("<b>%s</b>" % html.escape(layer_title), margin=(10, 10, 0, 10),
+                                        stylesheets=[":host { font-size: 20px; }"]))
+            for h in range(config["n_heads"]):
+                name = layer_title if config["n_heads"] == 1 else \
+                    _("Layer {n}, head {h}").format(n=l + 1, h=h + 1)
+                panel = self.layer_panels.get((l, h))
+                if panel is None or (panel.d_k, panel.d_v) != (config["d_k"], config["d_v"]):
+                    panel = self.layer_panels[l, h] = HeadPanel(h, self.session, explain=True, name=name,
+                                                                d_k=config["d_k"], d_v=config["d_v"])
+                panel.configure(run.variant, len(run.inputs), run.limits[l])
+                panel.show_notes(not self.shown_panels)         # explanations under the first panel only
+                objects.append(panel.layout)
+                self.shown_panels.append((l, panel))
+        self.trained_area.objects = objects
+
+    def _draw(self, *_events):
+        store = self.store
+        t = min(self.player.value, store.length() - 1)
+        with pn.io.hold():
+            if store.mode == "trained":
+                self._draw_trained(t)
+                return
+            result = store.result
+            self.strip.object = token_strip(result, t)
+            self.memory.object = memory_line(result, t)
+            for h in range(store.heads):
+                self.heads[h].draw(head_frame(result.variant, result.records, h, t))
+            self.heads[0].answer.object = answer_html(result, t)
+
+    def _draw_trained(self, t):
+        run = self.store.trained
+        if run is None:
+            self.strip.object = self.memory.object = self.prediction.object = ""
+            return
+        self.strip.object = trained_strip(run, t)
+        self.memory.object = trained_memory_line(run, t)
+        self.prediction.object = prediction_html(run, t)
+        for l, panel in self.shown_panels:
+            panel.draw(head_frame(run.variant, run.layers[l], panel.head, t))
+
+
+build = StateView.build

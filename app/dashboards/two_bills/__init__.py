@@ -1,0 +1,15 @@
+"""Dashboard "Two bills": what softmax attention pays while it generates, against a fixed-size state.
+
+Two stores per session, two parts of the page:
+
+- `model.GenerationStore` (mechanism mode): one softmax layer and one fixed-state layer (linear
+  attention, RetNet or Mamba-2) read the same random tokens and then generate new ones, one at a
+  time, through `engine.stepping.step`. The bytes come from the engine's records (the KV cache grows
+  by one key and one value per token, the state stays flat); the time of every step is measured. A
+  run takes up to seconds, so it is measured on a worker thread.
+- `calculator.CalculatorStore`: the same two bills for real model shapes, in closed form.
+
+`view.py` arranges the page and draws the generation race, `calculator_view.py` the calculator;
+`pictures.py` holds what they share: the bills, and the HoloViews charts that change only when a
+knob moves (the per-token curves stay Bokeh data sources, patched at every frame of the player).
+"""

@@ -1,0 +1,159 @@
+"""Two bills, the calculator's view: a model's shape in, its two bills out, the chart of memory
+against context length (HoloViews) and every preset in a table."""
+import html
+
+import panel as pn
+import param
+
+from app.components.charts import chart_pane
+from app.components.text import Explanation
+from app.dashboards.base import heading
+from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
+from app.dashboards.two_bills.model import format_bytes, format_power, significant
+from app.dashboards.two_bills.pictures import MemoryChart, bill_html, status_pane
+from app.i18n import _, current_language, format_number
+from app.urlstate import write_query
+
+
+class CalculatorView(pn.viewable.Viewer):
+    """Draws a CalculatorStore: its inputs, the two bills, memory against context, and every preset."""
+
+    store = param.ClassSelector(class_=CalculatorStore)
+    session = param.Parameter()
+
+    def __init__(self, **params):
+        super().__init__(**params)
+        store, session = self.store, self.session
+        language = current_language()
+        options = {model.name: key for key, model in PRESETS.items()}
+        options[_("Custom")] = CUSTOM
+        number = lambda parameter, name: pn.widgets.IntInput.from_param(parameter, name=name, width=150)
+        # the context: a slider over powers of two for quick jumps, and a box for any exact number
+        notches = {format_number(2 ** e): 2 ** e for e in range(10, 21)}
+        quick = pn.widgets.DiscreteSlider(name=_("Quick choice"), options=notches,
+                                          value=_notch(store.context), width=320)
+        quick.param.watch(lambda e: setattr(store, "context", e.new), "value_throttled")
+        store.param.watch(lambda e: setattr(quick, "value", _notch(e.new)), "context")
+        self.inputs = pn.Column(
+            pn.widgets.Select.from_param(store.param.preset, name=_("Model"), options=options, width=320),
+            pn.Row(number(store.param.layers, _("Layers")), number(store.param.heads, _("Heads"))),
+            pn.Row(number(store.param.kv_heads, _("KV heads")), number(store.param.d_k, _("Key size d_k"))),
+            pn.Row(number(store.param.d_v, _("Value size d_v"))),
+            pn.widgets.IntInput.from_param(store.param.context, name=_("Context length (tokens)"), width=310,
+                                           step=1024),
+            quick,
+            pn.pane.HTML("<b>%s</b>" % html.escape(_("Number format")), margin=(8, 10, 0, 10)),
+            pn.widgets.RadioButtonGroup.from_param(
+                store.param.dtype, options={k: k for k in DTYPES}, button_type="primary",
+                button_style="outline", width=320),
+            width=340)
+        self.results = status_pane(margin=(4, 10))
+        self.chart = MemoryChart(store, language)
+        self.table = status_pane(margin=(4, 10))
+        self.explanation = Explanation(
+            session,
+            elementare=_("A real model pays the same two bills in every layer and every head. Pick a model or "
+                         "type its numbers: the cache grows with the length of the text, the state does not. "
+                         "«Number format» sets the size of each stored number: 4 bytes in fp32, 2 in bf16 and "
+                         "fp16, 1 in int8. To read a long prompt, softmax attention also compares every token "
+                         "with every other: for 100,000 tokens that is 10 billion comparisons in each head of "
+                         "each layer."),
+            superiore=_("$$\\text{KV cache} = 2\\,L\\,H_{kv}\\,d\\,n\\,b \\qquad \\text{fixed state} = L\\,H\\,d_k\\,"
+                        "d_v\\,b$$ with $L$ layers, $H$ heads, $H_{kv}$ key-value heads (grouped-query attention: "
+                        "$H_{kv} < H$), head size $d$ ($d_k + d_v$ in place of $2d$ when they differ), $n$ tokens "
+                        "and $b$ bytes per number. Reading a prompt takes about $n^2$ query-key comparisons per "
+                        "head and layer ($n(n+1)/2$ with the causal mask), each a dot product of length $d_k$: "
+                        "$O(n^2 d)$; for $n = 10^5$, $10^{10}$ per head and layer."))
+        self.note = status_pane(margin=(0, 10))
+        store.param.watch(self._draw, list(CalculatorStore.URL))
+        write_query(store, CalculatorStore.URL)
+        self._draw()
+
+    def __panel__(self):
+        return pn.Column(
+            heading(_("The bill for real models")),
+            pn.FlexBox(self.inputs, pn.Column(self.results, self.note, min_width=480, max_width=860,
+                                              sizing_mode="stretch_width"), sizing_mode="stretch_width"),
+            pn.FlexBox(chart_pane(self.chart.chart, margin=(0, 12, 12, 0)),
+                       pn.Column(pn.Spacer(height=30), self.explanation, width=580), sizing_mode="stretch_width"),
+            self.table, sizing_mode="stretch_width")
+
+    def _draw(self, *_events):
+        store = self.store
+        with pn.io.hold():
+            self.results.object = self._results()
+            model = store.model
+            if model is None:
+                self.note.object = ""
+            else:
+                source = _("Source: {source}").format(source=model.source)
+                self.note.object = (f'<p class="note">{html.escape(_(model.note))}</p>'
+                                    f'<p class="source">{html.escape(source)}</p>')
+            self.table.object = self._table()
+
+    def _results(self):
+        store = self.store
+        model, n = store.model, store.context
+        b = store.bytes_per_number
+        badge = "" if model is None else _("what {model} keeps").format(model=model.name)
+        mine = lambda kind: badge if model is not None and model.kind == kind else ""
+        cache_how = _("{per} per token: {layers} layers × {kv} KV heads × ({dk} + {dv}) numbers × {b} B").format(
+            per=format_bytes(store.kv_cache_bytes(1)), layers=store.layers, kv=store.kv_heads, dk=store.d_k,
+            dv=store.d_v, b=b)
+        state_how = _("at any length: {layers} layers × {heads} heads × {dk} × {dv} numbers × {b} B").format(
+            layers=store.layers, heads=store.heads, dk=store.d_k, dv=store.d_v, b=b)
+        bills = (bill_html("cache", _("KV cache at {n} tokens").format(n=format_number(n)),
+                           format_bytes(store.kv_cache_bytes()), cache_how, mine("softmax"))
+                 + bill_html("state", _("Fixed state"), format_bytes(store.state_bytes()), state_how,
+                             mine("state")))
+        lines = []
+        ratio = store.kv_cache_bytes() / store.state_bytes()
+        crossing = store.crossing()
+        if ratio >= 1:
+            lines.append(_("At {n} tokens the cache is {ratio} times the state; it is bigger from token "
+                           "{crossing} on.").format(n=format_number(n), ratio=significant(ratio),
+                                                    crossing=format_number(crossing)))
+        else:
+            lines.append(_("At {n} tokens the cache is still smaller than the state; it becomes bigger from token "
+                           "{crossing} on.").format(n=format_number(n), crossing=format_number(crossing)))
+        if model is not None:
+            lines.append(_("The weights of {model} take {bytes} ({params} billion parameters × {b} B); the cache "
+                           "alone outgrows them from about {tokens} tokens.").format(
+                model=model.name, bytes=format_bytes(store.weight_bytes()),
+                params=format_number(model.parameters / 1e9, 2), b=b,
+                tokens=format_number(store.weights_crossing())))
+        per_head, total = store.comparisons()
+        lines.append(_("Reading a prompt of {n} tokens: {per} comparisons in each head of each layer, {total} "
+                       "in the whole model. A fixed-state model updates its state {n} times per head and "
+                       "layer.").format(n=format_number(n), per=format_power(per_head), total=format_power(total)))
+        text = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+        return f'<div class="status"><div class="bills">{bills}</div>{text}</div>'
+
+    def _table(self):
+        store = self.store
+        b, n = store.bytes_per_number, store.context
+        rows = []
+        for key, model in PRESETS.items():
+            keeps = (model.layers * model.kv_heads * (model.d_k + model.d_v) * n * b if model.kind == "softmax"
+                     else model.layers * model.heads * model.d_k * model.d_v * b)
+            what = _("KV cache") if model.kind == "softmax" else _("fixed state")
+            heads = (_("{heads} heads ({kv} KV)").format(heads=model.heads, kv=model.kv_heads)
+                     if model.kv_heads != model.heads else _("{heads} heads").format(heads=model.heads))
+            shape = _("{layers} layers × {heads}, d_k = {dk}, d_v = {dv}").format(
+                layers=model.layers, heads=heads, dk=model.d_k, dv=model.d_v)
+            current = ' class="current"' if key == store.preset else ""
+            rows.append(f"<tr{current}><td><b>{html.escape(model.name)}</b></td><td>{html.escape(what)}</td>"
+                        f'<td class="num">{html.escape(format_bytes(keeps))}</td>'
+                        f'<td class="num">{html.escape(format_bytes(model.parameters * b))}</td>'
+                        f"<td>{html.escape(shape)}</td>"
+                        f'<td class="source">{html.escape(model.source)}</td></tr>')
+        header = (_("Model"), _("Keeps while generating"),
+                  _("at {n} tokens ({dtype})").format(n=format_number(n), dtype=store.dtype), _("Weights"),
+                  _("Shape"), _("Source"))
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _notch(context):
+    """The power of two on the quick slider at or below `context` (1,024 … 1,048,576)."""
+    return 2 ** min(max(int(context).bit_length() - 1, 10), 20)

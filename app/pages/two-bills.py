@@ -1,0 +1,4 @@
+"""The page /two-bills, for `panel serve app/pages/*.py --index home` (see app/serve.py)."""
+from app.shell import page
+
+page("two-bills")().servable()
