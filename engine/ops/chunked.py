@@ -269,19 +269,24 @@ def mlstm_chunked(q, k, v, i, f, C0, n0, m0, chunk_size, scale=None):
     return o, state
 
 
-def softmax_chunked(q, k, v, k_cache, v_cache, chunk_size):
-    """Softmax attention in blocks of queries (chunked prefill): each block reads the cache so far.
+def softmax_chunked(q, k, v, k_cache, v_cache, chunk_size, scale):
+    """Softmax attention in blocks of queries (chunked prefill), by torch's fused attention.
 
-    Tensors [B,H,T,·], caches [B,H,T0,·]. Work stays quadratic; memory per block is C × (T0 + T).
+    Tensors [B,H,T,·] (q not yet scaled), caches [B,H,T0,·]. A fresh sequence (no cache) is one
+    call of `scaled_dot_product_attention`, whose kernel itself walks blocks of queries and keys
+    with a running softmax (memory per block, not T × T). After a cache, each block of chunk_size
+    queries reads every key so far, the last ones under a causal mask aligned to the bottom right.
+    Work stays quadratic.
     """
     keys, values = torch.cat([k_cache, k], 2), torch.cat([v_cache, v], 2)
     T0, T = k_cache.shape[2], q.shape[2]
+    if T0 == 0:
+        return F.scaled_dot_product_attention(q, keys, values, is_causal=True, scale=scale), (keys, values)
     outputs = []
     for start in range(0, T, chunk_size):
         stop = min(start + chunk_size, T)
         visible = T0 + stop
-        scores = q[:, :, start:stop] @ keys[:, :, :visible].mT                   # [B,H,c,visible]
-        row = torch.arange(start, stop, device=q.device)[:, None] + T0
-        scores = scores.masked_fill(torch.arange(visible, device=q.device)[None, :] > row, -math.inf)
-        outputs.append(scores.softmax(-1) @ values[:, :, :visible])
+        sees = torch.ones(stop - start, visible, dtype=torch.bool, device=q.device).tril(T0 + start)   # [c, visible]
+        outputs.append(F.scaled_dot_product_attention(q[:, :, start:stop], keys[:, :, :visible], values[:, :, :visible],
+                                                      attn_mask=sees, scale=scale))
     return torch.cat(outputs, dim=2), (keys, values)
