@@ -6,8 +6,10 @@ convention S ∈ R^{d_v×d_k}:
     S_t = S_{t-1} (diag(exp g_t) + a_t b_tᵀ) + v_t k_tᵀ,     o_t = S_t q_t
 
 (RWKV-6 reads S_{t-1} instead, plus a bonus term). Inside a chunk that starts from S_0, with
-G_t = g_1 + … + g_t the cumulative log decay, only *relative* decays exp(G_t − G_j), j ≤ t, appear,
-so every exponent is ≤ 0 and nothing can overflow however strong the decay (no division by a
+G_t = g_1 + … + g_t the cumulative log decay, only *relative* decays exp(G_t − G_j), j ≤ t, appear.
+The fast path takes them as exp(G_t) · exp(−G_j), one matmul, where the chunk's total decay keeps
+both factors far from overflow (`factor_limit`); beyond that, `decayed_scores` takes exponents
+only where they are ≤ 0, so nothing can overflow however strong the decay (no division by a
 cumulative product anywhere). The low-rank part needs r_t = S_{t-1} a_t, which depends on the
 earlier r_j: a unit lower-triangular system, solved once per chunk (the WY/UT trick of DeltaNet).
 
@@ -62,7 +64,8 @@ def decayed_scores(x, gx, y, gy, strict=False):
     """scores[.., t, j] = Σ_d x[t,d] y[j,d] exp(gx[t,d] − gy[j,d]) for j ≤ t (j < t if strict), else 0.
 
     gx, gy: None (no decay), [.., C, 1] (one per token) or [.., C, D] (one per channel); gx ≤ gy
-    wherever the mask keeps an entry, so every decay kept is ≤ 1.
+    wherever the mask keeps an entry, so every decay kept is ≤ 1. Exact for any decay: the
+    chunked form's fallback when its factored scores would leave the float range.
     """
     diagonal = -1 if strict else 0
     if gx is None:
@@ -72,12 +75,6 @@ def decayed_scores(x, gx, y, gy, strict=False):
         # (exp = 1, no overflow) and zeroed with the rest of the upper triangle
         decay = torch.exp(torch.clamp(gx - gy.mT, max=0))                        # [.., C, C]
         return ((x @ y.mT) * decay).tril_(diagonal)
-    if (-gy[..., -1, :]).amax() <= factor_limit(x.dtype):
-        # one decay per channel, factored at the chunk start: exp(gx − gy) = exp(gx) · exp(−gy),
-        # one matmul (each factor depends only on its own token: outputs stay exactly causal)
-        return ((x * gx.exp()) @ (y * (-gy).exp()).mT).tril_(diagonal)
-    # too strong a decay for the factors: the exact form (the choice is made for a whole block
-    # of chunks, so a strong decay later in the block can change earlier outputs in their last bits)
     return _per_channel_scores(x, gx, y, gy, strict)
 
 
