@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-import torch
 from einops import rearrange
 
 # where each naive module lives inside the fla package
