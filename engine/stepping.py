@@ -13,8 +13,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.ops import _check_inputs, _check_normalize, _check_scale, _check_state, initial_state
-from engine.ops.recurrent import STEPS, TIME_GATES, apply
+from engine.ops import VARIANTS, _check_inputs, _check_normalize, _check_scale, _check_state, initial_state
+from engine.ops.recurrent import IN_PLACE, STEPS, TIME_GATES, apply
 from engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
 
 DELTA_RULE = ("deltanet", "gated_deltanet", "rwkv7")
@@ -48,13 +48,7 @@ def init_state(variant, *, batch=1, heads=1, d_k, d_v, dtype=torch.float32, devi
 def step(variant, state, q, k, v, *, scale=None, **gates):
     """Feed one token; returns (o_t [B,H,d_v], new state, StepRecord)."""
     normalize = isinstance(state, LinearState)
-    if "normalize" in gates and bool(gates.pop("normalize")) != normalize:
-        raise ValueError("normalize must match the state: init_state(..., normalize=True) gives a LinearState")
-    as_sequence = lambda x: x.unsqueeze(1) if torch.is_tensor(x) and x.dim() == 3 else x   # [B,H,·] → [B,1,H,·]
-    sequence_gates = {name: (x.unsqueeze(1) if name in TIME_GATES and variant != "retnet" and torch.is_tensor(x) else x)
-                      for name, x in gates.items()}
-    B, _, H, K, V = _check_inputs(variant, "recurrent", as_sequence(q), as_sequence(k), as_sequence(v),
-                                  sequence_gates, 1)
+    B, H, K, V = _check_token(variant, normalize, q, k, v, gates)
     state = _check_state(variant, normalize, state, q, B, H, K, V)
     q_scaled = q * _check_scale(scale, K)
 
@@ -64,6 +58,19 @@ def step(variant, state, q, k, v, *, scale=None, **gates):
         o, new_state, write = STEPS[variant](state, q_scaled, k, v, **gates)
         record = _record(variant, state, new_state, o, write, prediction, k, v, q_scaled, gates)
     return o, new_state, record
+
+
+def _check_token(variant, normalize, q, k, v, gates):
+    """The checks of `forward` for one token (q, k [B,H,d_k], v [B,H,d_v], gates sliced to it); pops
+    `normalize` from gates. Returns (B, H, d_k, d_v)."""
+    if "normalize" in gates and bool(gates.pop("normalize")) != normalize:
+        raise ValueError("normalize must match the state: init_state(..., normalize=True) gives a LinearState")
+    as_sequence = lambda x: x.unsqueeze(1) if torch.is_tensor(x) and x.dim() == 3 else x   # [B,H,·] → [B,1,H,·]
+    sequence_gates = {name: (x.unsqueeze(1) if name in TIME_GATES and variant != "retnet" and torch.is_tensor(x) else x)
+                      for name, x in gates.items()}
+    B, _, H, K, V = _check_inputs(variant, "recurrent", as_sequence(q), as_sequence(k), as_sequence(v),
+                                  sequence_gates, 1)
+    return B, H, K, V
 
 
 def run(variant, q, k, v, *, scale=None, initial_state=None, normalize=False, **gates):
@@ -119,3 +126,106 @@ def _record(variant, before, after, o, write, prediction, k, v, q_scaled, gates)
         kv_cache_bytes=state_bytes(after) if is_cache else 0,
         extras=extras,
     )
+
+
+
+class Decoder:
+    """Token-by-token generation without records: checked once, then updated in place.
+
+        decoder = Decoder("gla", state)                 # any state init_state or forward gives
+        decoder.check(q, k, v, g=g)                     # optional: `step`'s checks, for one token
+        o = decoder.step(q, k, v, g=g)                  # q, k [B,H,d_k], v [B,H,d_v] → o [B,H,d_v]
+        decoder.state                                   # the state now, in the layout forward takes
+
+    `step` checks nothing (the caller has, once) and keeps no record: the path for generation and
+    for timing the recurrence; `engine.stepping.step` stays the one that records. The decoder
+    works on its own copy of the state, updated where it lies; `decoder.state` shows that copy
+    live (clone it for a snapshot). Softmax keeps its KV cache in buffers that double when full,
+    as a decoder's preallocated cache does.
+    """
+
+    def __init__(self, variant, state, *, scale=None):
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
+        self.variant, self.normalize = variant, isinstance(state, LinearState)
+        first = state[0] if isinstance(state, tuple) else state                 # S, C, or the cached keys
+        if not torch.is_tensor(first) or first.dim() != 4:
+            raise TypeError(f"state must be what init_state({variant!r}, ...) returns")
+        if variant == "softmax":
+            B, _, H, K = first.shape
+            V = state[1].shape[-1]
+        else:
+            B, H, V, K = first.shape
+        _check_state(variant, self.normalize, state, first, B, H, K, V)
+        self.batch, self.heads, self.d_k, self.d_v = B, H, K, V
+        self.scale = _check_scale(scale, K)
+        BH = B * H
+        matrices = lambda x: x.reshape(BH, *x.shape[2:]).clone()                 # [B,H,·,·] → own [BH,·,·]
+        if variant == "softmax":
+            keys, values = (x.transpose(1, 2).reshape(BH, -1, x.shape[-1]) for x in state)   # [BH,T0,·]
+            self._length = keys.shape[1]
+            self._keys = torch.cat([keys, keys.new_empty(BH, max(64, self._length), K)], 1)
+            self._values = torch.cat([values, values.new_empty(BH, max(64, self._length), V)], 1)
+        elif variant == "mlstm":
+            C, n, m = state
+            self._state = (matrices(C), n.reshape(BH, K, 1).clone(), m.reshape(BH, 1, 1).clone())
+        elif self.normalize:  # z rides along as one more row of S, written by a value of 1
+            self._state = matrices(torch.cat([state.S, state.z.unsqueeze(-2)], -2))
+        else:
+            self._state = matrices(state)
+
+    def check(self, q, k, v, **gates):
+        """Every check `step` skips, for one token; raises ValueError or TypeError."""
+        B, H, K, V = _check_token(self.variant, self.normalize, q, k, v, dict(gates))
+        if (B, H, K, V) != (self.batch, self.heads, self.d_k, self.d_v):
+            raise ValueError(f"token of batch {B}, heads {H}, d_k {K}, d_v {V}; the state has "
+                             f"{self.batch}, {self.heads}, {self.d_k}, {self.d_v}")
+
+    def step(self, q, k, v, **gates):
+        """Feed one token (unchecked); returns o_t [B,H,d_v]."""
+        BH = self.batch * self.heads
+        column = lambda x: x.reshape(BH, -1, 1)                                  # [B,H,d] → [BH,d,1]
+        if self.variant == "softmax":
+            return self._attend(column(q), column(k), column(v))
+        if self.normalize:
+            v = torch.cat([v, torch.ones_like(v[..., :1])], -1)
+        gates = {name: self._gate(name, x) for name, x in gates.items()}
+        o = IN_PLACE[self.variant](self._state, column(q), column(k), column(v), self.scale, **gates)
+        if self.normalize:
+            o = o[:, :-1] / (o[:, -1:] + 1e-10)
+        return o.view(self.batch, self.heads, self.d_v)
+
+    def _gate(self, name, x):
+        """A gate as the in-place steps take it: vectors a, b, u as [BH,d_k,1] columns; g, β, i, f
+        as [BH,1,1] (one per head) or [BH,1,d_k] rows (one per channel, scaling S's columns)."""
+        if name == "u" or (name == "g" and self.variant == "retnet"):
+            x = x.expand(self.batch, *x.shape)                                   # per head: every batch element
+        if name in ("a", "b", "u"):
+            return x.reshape(self.batch * self.heads, -1, 1)
+        return x.reshape(self.batch * self.heads, 1, -1)
+
+    def _attend(self, q, k, v):
+        """Softmax: store k, v in the next free slot (doubling the buffers when full), read them all."""
+        if self._length == self._keys.shape[1]:
+            self._keys = torch.cat([self._keys, torch.empty_like(self._keys)], 1)
+            self._values = torch.cat([self._values, torch.empty_like(self._values)], 1)
+        self._keys[:, self._length], self._values[:, self._length] = k[..., 0], v[..., 0]
+        self._length += 1
+        keys, values = self._keys[:, :self._length], self._values[:, :self._length]   # [BH,L,·]
+        weights = torch.bmm(q.mT, keys.mT).mul_(self.scale).softmax(-1)         # [BH,1,L]
+        return torch.bmm(weights, values).view(self.batch, self.heads, self.d_v)
+
+    @property
+    def state(self):
+        B, H = self.batch, self.heads
+        heads = lambda x: x.view(B, H, *x.shape[1:])
+        if self.variant == "softmax":
+            cache = lambda x: x[:, :self._length].view(B, H, self._length, -1).transpose(1, 2)   # [B,L,H,·]
+            return KVCache(cache(self._keys), cache(self._values))
+        if self.variant == "mlstm":
+            C, n, m = self._state
+            return MLSTMState(heads(C), n.view(B, H, -1), m.view(B, H))
+        if self.normalize:
+            S = heads(self._state)
+            return LinearState(S[..., :-1, :], S[..., -1, :])
+        return heads(self._state)

@@ -33,8 +33,17 @@ def test_quick_json_report():
     assert all(g > 0 for g in report["matmul"]["gflops"].values())
     assert report["chunked_linear"]["gflops"] > 0
 
+    assert report["chunked_linear"]["chunk_size"] in cfg["flops_chunk_sizes"] + [cfg["chunk_size"]]
+    assert set(report["decoder"]["variants"]) == {"linear", "deltanet"}                  # fixed states only
+    assert all(e["decoder_s"] > 0 and e["floor_s"] > 0 for e in report["decoder"]["variants"].values())
+    assert report["softmax_sdpa"]["ratio"] > 0 and report["softmax_sdpa"]["rel_rms"] < 1e-5
+    for variant, e in report["peers"]["variants"].items():                            # empty without fla-core
+        assert variant in VARIANTS and e["ours_s"] > 0 and e["theirs_s"] > 0 and e["rel_rms"] < 1e-4
+
     names = {check["name"] for check in report["targets"]}
-    assert names == {"chunked_vs_recurrent", "chunked_vs_parallel", "step_flat", "chunked_gflops"}
+    expected = {"chunked_vs_recurrent", "chunked_vs_parallel", "step_flat", "chunked_gflops", "decoder_step",
+                "softmax_sdpa"}
+    assert names == expected | ({"chunked_vs_fla"} if report["peers"]["variants"] else set())
     for check in report["targets"]:
         assert check["pass"] in (True, False, None) and check["target"] and check["values"]
 

@@ -13,7 +13,7 @@ def names(requirements):
 
 def test_environment_yml_matches_pyproject():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    wanted = names(project["dependencies"]) | names(project["optional-dependencies"]["test"])
+    wanted = names(project["dependencies"]).union(*map(names, project["optional-dependencies"].values()))
     wanted = {CONDA_NAMES.get(n, n) for n in wanted}
     listed, in_dependencies = set(), False
     for line in (ROOT / "environment.yml").read_text().splitlines():

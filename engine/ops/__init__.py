@@ -46,9 +46,9 @@ def forward(variant, q, k, v, *, form, chunk_size=64, scale=None, initial_state=
     B, T, H, K, V = _check_inputs(variant, form, q, k, v, gates, chunk_size)
     scale = _check_scale(scale, K)
     state = _check_state(variant, normalize, initial_state, q, B, H, K, V)
-    q = q * scale
 
     if form == "recurrent":
+        q = q * scale
         if normalize:  # keep the key sum z with the state, as one more row of S (see below)
             state = torch.cat([state.S, state.z.unsqueeze(-2)], -2)
             v = torch.cat([v, torch.ones_like(v[..., :1])], -1)
@@ -62,15 +62,16 @@ def forward(variant, q, k, v, *, form, chunk_size=64, scale=None, initial_state=
     chunk = T if form == "parallel" else chunk_size
 
     if variant == "softmax":
-        run = _parallel.softmax_parallel if form == "parallel" else (
-            lambda *xs: _chunked.softmax_chunked(*xs, chunk))
-        o, (keys, values) = run(q, k, v, heads_first(state.k), heads_first(state.v))
+        if form == "parallel":
+            o, (keys, values) = _parallel.softmax_parallel(q * scale, k, v, heads_first(state.k), heads_first(state.v))
+        else:
+            o, (keys, values) = _chunked.softmax_chunked(q, k, v, heads_first(state.k), heads_first(state.v), chunk, scale)
         back = lambda x: rearrange(x, "b h t ... -> b t h ...")
         return back(o), KVCache(back(keys), back(values))
 
     if variant == "mlstm":
         i, f = heads_first(gates["i"]), heads_first(gates["f"])
-        o, (C, n, m) = _chunked.mlstm_chunked(q, k, v, i, f, *state, chunk)
+        o, (C, n, m) = _chunked.mlstm_chunked(q, k, v, i, f, *state, chunk, scale=scale)
         return rearrange(o, "b h t d -> b t h d"), MLSTMState(C, n, m)
 
     if normalize:
@@ -82,7 +83,7 @@ def forward(variant, q, k, v, *, form, chunk_size=64, scale=None, initial_state=
         S0 = state
     spec = _as_dplr(variant, k, B, T, H, gates, heads_first)
     v = v * spec.pop("beta") if "beta" in spec else v                         # delta rule writes β v kᵀ
-    o, S = _chunked.dplr_chunked(q, k, v, S0, chunk, **spec)
+    o, S = _chunked.dplr_chunked(q, k, v, S0, chunk, **spec, scale=scale)
     o = rearrange(o, "b h t d -> b t h d")
     return _split_normalized(o, S) if normalize else (o, S)
 
@@ -140,6 +141,7 @@ def _check_normalize(variant, normalize):
 
 
 def _check_tensor(name, x, shape, dtype, device):
+    """Type, dtype, device and shape of one input, and that it is finite."""
     if not torch.is_tensor(x):
         raise TypeError(f"{name} must be a torch.Tensor, not {type(x).__name__}")
     if x.dtype != dtype:
@@ -148,8 +150,11 @@ def _check_tensor(name, x, shape, dtype, device):
         raise ValueError(f"{name} is on {x.device}, but q is on {device}; put all inputs on one device")
     if tuple(x.shape) != tuple(shape):
         raise ValueError(f"{name} has shape {tuple(x.shape)}, expected {tuple(shape)}")
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
+    # One cheap pass: a sum is finite only if every element is (a NaN or ±inf anywhere makes it NaN
+    # or ±inf). Only a sum that overflowed needs the exact look, at both ends (a NaN makes both NaN).
+    if x.numel() and not math.isfinite(x.sum().item()):
+        if not all(math.isfinite(end) for end in torch.stack(torch.aminmax(x)).tolist()):
+            raise ValueError(f"{name} contains NaN or infinite values")
 
 
 def _check_inputs(variant, form, q, k, v, gates, chunk_size):
@@ -185,7 +190,7 @@ def _check_inputs(variant, form, q, k, v, gates, chunk_size):
     sizes = {"B": B, "T": T, "H": H, "K": K}
     for name, dims in expected.items():
         _check_tensor(name, gates[name], [sizes[d] for d in dims], q.dtype, q.device)
-        if name == "g" and (gates[name] > 0).any():
+        if name == "g" and gates[name].amax().item() > 0:
             raise ValueError("g holds log decays and must be ≤ 0 (a decay of at most 1 per step)")
     return B, T, H, K, V
 

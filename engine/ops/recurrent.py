@@ -132,3 +132,69 @@ def _softmax_recurrent(q, k, v, cache):
         weights = torch.einsum("bhd,bthd->bht", q[:, t], keys[:, :visible]).softmax(-1)
         outputs.append(torch.einsum("bht,bthd->bhd", weights, values[:, :visible]))
     return torch.stack(outputs, dim=1), KVCache(keys, values)
+
+
+# ---------------------------------------------------------------- in place, for generation
+# The same steps as above, for a decoder that owns its state and only wants o_t: the state is
+# updated where it lies (no new state tensor, no write term), and every update is one fused
+# batched multiply-add. Tensors come as [B·H, ·, ·] batches of matrices: S [BH,d_v,d_k],
+# q, k, a, b [BH,d_k,1], v [BH,d_v,1]; per-head gates [BH,1,1], per-channel gates [BH,1,d_k].
+# q is not scaled: `scale` multiplies the read-out instead (o = scale · S q).
+
+def _read(S, q, scale):
+    return torch.bmm(S, q).mul_(scale)                                           # [BH, d_v, 1]
+
+
+def _write(S, v, k):
+    return S.baddbmm_(v, k.mT)                                                   # S += v kᵀ
+
+
+def _delta(S, k, v, beta):
+    return S.baddbmm_(torch.baddbmm(v, S, k, alpha=-1).mul_(beta), k.mT)       # S += β (v − S k) kᵀ
+
+
+def in_place_linear(S, q, k, v, scale):
+    return _read(_write(S, v, k), q, scale)
+
+
+def in_place_retnet(S, q, k, v, scale, g):
+    return _read(_write(S.mul_(g.exp()), v, k), q, scale)
+
+
+in_place_mamba2 = in_place_gla = in_place_retnet      # scalar or per-channel decay: the gate's shape says which
+
+
+def in_place_deltanet(S, q, k, v, scale, beta):
+    return _read(_delta(S, k, v, beta), q, scale)
+
+
+def in_place_gated_deltanet(S, q, k, v, scale, g, beta):
+    return _read(_delta(S.mul_(g.exp()), k, v, beta), q, scale)
+
+
+def in_place_rwkv6(S, q, k, v, scale, g, u):
+    bonus = torch.bmm((u * k).mT, q)                                             # (u ⊙ k)·q [BH,1,1]
+    o = torch.baddbmm(v * bonus, S, q).mul_(scale)                               # reads S_{t-1}
+    _write(S.mul_(g.exp()), v, k)
+    return o
+
+
+def in_place_rwkv7(S, q, k, v, scale, g, a, b):
+    recalled = torch.bmm(S, a)                                                   # S_{t-1} a
+    _write(_write(S.mul_(g.exp()), recalled, b), v, k)                           # S diag(w) + (S a) bᵀ + v kᵀ
+    return _read(S, q, scale)
+
+
+def in_place_mlstm(state, q, k, v, scale, i, f):
+    C, n, m = state                                                              # [BH,d_v,d_k], [BH,d_k,1], [BH,1,1]
+    log_f = F.logsigmoid(f)
+    m_new = torch.maximum(log_f + m, i)
+    f_stab, i_stab = (log_f + m - m_new).exp_(), (i - m_new).exp_()
+    C.mul_(f_stab).baddbmm_(v * i_stab, k.mT)
+    n.mul_(f_stab).add_(k * i_stab)
+    m.copy_(m_new)
+    denominator = torch.maximum(torch.bmm(n.mT, q).abs_().mul_(scale), (-m_new).exp_())   # [BH,1,1]
+    return torch.bmm(C, q).mul_(scale).div_(denominator)
+
+
+IN_PLACE = {name[len("in_place_"):]: fn for name, fn in globals().items() if name.startswith("in_place_")}
