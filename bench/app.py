@@ -82,7 +82,7 @@ KNOBS = [
          keys=("ArrowLeft", "ArrowRight"), focus=0),
     # the trained DeltaNet checkpoint on an MQAR example: layer 1's 64×64 memory S (both layers shown)
     Knob("state, trained: step → / ←", "/state?lang=en&mode=trained&variant=deltanet", figure=0),
-    # a chart that changes only when a knob moves (HoloViews): the capacity curve, by the rewrites slider
+    # a chart that changes only when a knob moves: the capacity curve, by the rewrites slider
     Knob("memory: rewrites slider → / ←", "/memory-fails?lang=en&dk=16", figure=0, focus=0),
 ]
 

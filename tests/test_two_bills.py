@@ -146,16 +146,16 @@ def test_the_page_draws_both_stores():
     store = GenerationStore(tokens=16, heads=2, dim=16)
     with language("en"):
         view = TwoBillsView(store=store, session=session)
-        view.__panel__().get_root(Document())              # every picture renders (HoloViews plots too)
+        view.__panel__().get_root(Document())              # every picture renders
         assert "KV cache (softmax)" in view.generation.status.object
         assert "Linear attention" in view.generation.setup.object
-        chart = view.calculator.chart.chart[()]
-        cache = [element for element in chart if element.group == "Cache"][0]
-        assert cache.dimension_values(1)[-1] == pytest.approx(
+        memory = view.calculator.chart.picture
+        assert memory.sources["cache"].data["y"][-1] == pytest.approx(
             view.calculator.store.kv_cache_bytes() / 1e9)     # 131,072 tokens of Llama-3-8B: in GB
-        assert cache.get_dimension("memory").label == "memory (GB)"
-        points = [element for element in view.generation.history.chart[()] if element.group == "State"]
-        assert points[0].label == "state (Linear attention)" and len(points[1]) == 1
+        assert memory.figure.yaxis[0].axis_label == "memory (GB)"
+        history = view.generation.history.picture
+        assert history.items["state"].label.value == "state (Linear attention)"
+        assert len(history.sources["state"].data["x"]) == 1
 
 
 # ------------------------------------------------------------------------------ calculator

@@ -1,8 +1,8 @@
 """Pictures that change every animation frame: Bokeh figures whose data sources are patched in place.
 
 Measured on a 2-core machine: updating a `ColumnDataSource` costs about a millisecond per picture, a
-HoloViews DynamicMap fed by a Pipe 40–90 ms, so everything animated is built here from Bokeh glyphs
-(HoloViews draws the charts that change only when a knob moves). Colour ranges
+HoloViews redraw 50–700 ms (app/README.md, "Decisions"), so every picture is built from Bokeh glyphs
+whose data sources are patched in place. Colour ranges
 are set once per run (`set_limit`) and then stay fixed while the frames change, so a colour means
 the same number at every step. Colours diverge around zero (blue negative, white zero, red positive:
 ColorBrewer RdBu, safe for the common colour-vision deficiencies).

@@ -11,6 +11,6 @@ Three parts, one store (`model.MemoryStore`, one per session):
 
 `model.py` computes and stores (no Panel, no Bokeh: testable without a server); `view.py` arranges
 the page and draws the store into `pictures.py`'s Bokeh figures, whose data sources are patched in
-place (the capacity curves too: the pairs slider redraws them while it is dragged, see
-app/components/charts.py for what a HoloViews redraw costs).
+place (the capacity curves too: the pairs slider redraws them while it is dragged; app/README.md
+says what a HoloViews redraw cost instead).
 """

@@ -9,6 +9,6 @@ output up to rounding; what differs is the cost as the sequence grows.
   float64 and keeps the outputs, their differences and the decay mask L. It measures the cost curve
   on request on the `MEASURER` worker thread (a time budget, one measurement at a time per process)
   and caches it per (variant, chunk size). No Panel, no Bokeh: testable without a server.
-- `pictures.py`: the mask (Bokeh), the cost chart (HoloViews) and the table of differences.
+- `pictures.py`: the mask (Bokeh), the cost chart (Bokeh too) and the table of differences.
 - `view.py`: `FormsView` draws the store and only watches it.
 """

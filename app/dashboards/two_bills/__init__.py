@@ -10,6 +10,6 @@ Two stores per session, two parts of the page:
 - `calculator.CalculatorStore`: the same two bills for real model shapes, in closed form.
 
 `view.py` arranges the page and draws the generation race, `calculator_view.py` the calculator;
-`pictures.py` holds what they share: the bills, and the HoloViews charts that change only when a
-knob moves (the per-token curves stay Bokeh data sources, patched at every frame of the player).
+`pictures.py` holds what they share: the bills, and the two charts that change only when a knob
+moves (Bokeh data sources patched in place, like the per-token curves).
 """

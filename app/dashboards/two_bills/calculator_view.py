@@ -1,11 +1,10 @@
 """Two bills, the calculator's view: a model's shape in, its two bills out, the chart of memory
-against context length (HoloViews) and every preset in a table."""
+against context length and every preset in a table."""
 import html
 
 import panel as pn
 import param
 
-from app.components.charts import chart_pane
 from app.components.text import Explanation
 from app.dashboards.base import heading
 from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
@@ -74,7 +73,7 @@ class CalculatorView(pn.viewable.Viewer):
             heading(_("The bill for real models")),
             pn.FlexBox(self.inputs, pn.Column(self.results, self.note, min_width=480, max_width=860,
                                               sizing_mode="stretch_width"), sizing_mode="stretch_width"),
-            pn.FlexBox(chart_pane(self.chart.chart, margin=(0, 12, 12, 0)),
+            pn.FlexBox(pn.pane.Bokeh(self.chart.chart, margin=(0, 12, 12, 0)),
                        pn.Column(pn.Spacer(height=30), self.explanation, width=580), sizing_mode="stretch_width"),
             self.table, sizing_mode="stretch_width")
 

@@ -1,14 +1,11 @@
 """Two bills, what both parts of the page draw with: the bills as HTML, and the two charts that change
-only when a knob moves (HoloViews): the session's measurements, and the calculator's memory against
-context length."""
+only when a knob moves: the session's measurements, and the calculator's memory against context length."""
 import html
 
-import holoviews as hv
 import numpy as np
 import panel as pn
 
-from app.components.charts import knob_chart
-from app.components.curves import BLUE, GREY, VERMILLION
+from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
 from app.dashboards.two_bills.model import STATE_VARIANTS, byte_unit
 from app.i18n import _
 from app.variants import REGISTRY
@@ -53,55 +50,59 @@ class HistoryChart:
 
     def __init__(self, store, language):
         self.store = store
-        self.softmax = _("softmax")
-        self.state = {v: _("state ({model})").format(model=_(REGISTRY[v].label)) for v in STATE_VARIANTS}
-        self.chart = hv.DynamicMap(self._draw, streams=[hv.streams.Params(store, ["history"])]).opts(
-            *knob_chart(_("Your measurements: time against context"), _("tokens in memory"),
-                        _("milliseconds per token (median)"), language=language),
-            hv.opts.Curve("Softmax", color=VERMILLION, line_width=2, alpha=0.6),
-            hv.opts.Scatter("Softmax", color=VERMILLION, size=11, alpha=0.9),
-            hv.opts.Curve("State", color=BLUE, line_dash="dashed", line_width=2, alpha=0.6),
-            hv.opts.Scatter("State", color=BLUE, marker="square", size=11, alpha=0.9))
+        self.picture = CurvesPicture(_("Your measurements: time against context"), _("tokens in memory"),
+                                     _("milliseconds per token (median)"), language=language)
+        self.picture.line("softmax_line", color=VERMILLION, width=2, alpha=0.6)
+        self.picture.dots("softmax", color=VERMILLION, size=11, alpha=0.9)
+        self.picture.line("state_line", color=BLUE, dash="dashed", width=2, alpha=0.6)
+        self.picture.dots("state", color=BLUE, marker="square", size=11, alpha=0.9)
+        self.picture.label("softmax", _("softmax"), ["softmax", "softmax_line"])
+        self.picture.label("state", "", ["state", "state_line"])
+        self.chart = self.picture.figure
+        store.param.watch(self.draw, "history")
+        self.draw()
 
-    def _draw(self, history):
+    def draw(self, *_events):
         store = self.store
-        points = sorted((held, soft, state) for heads, dim, held, soft, state in history
+        points = sorted((held, soft, state) for heads, dim, held, soft, state in store.history
                         if (heads, dim) == (store.heads, store.dim))
         held = [p[0] for p in points]
         positions = sorted(set(held))
-        top = max([value for p in points for value in p[1:]] + [0.1])
-        x = hv.Dimension("held", range=(0, max(held + [1024]) * 1.08))
-        y = hv.Dimension("ms", range=(0, 1.2 * top))
-        overlay = []
-        for group, label, values in (("Softmax", self.softmax, [p[1] for p in points]),
-                                     ("State", self.state[store.result.variant], [p[2] for p in points])):
+        for name, values in (("softmax", [p[1] for p in points]), ("state", [p[2] for p in points])):
             typical = [float(np.median([v for h, v in zip(held, values) if h == at])) for at in positions]
-            overlay += [hv.Curve((positions, typical), x, y, group=group, label=label),
-                        hv.Scatter((held, values), x, y, group=group, label=label)]
-        return hv.Overlay(overlay)
+            self.picture.show(name, held, values)
+            self.picture.show(name + "_line", positions, typical)
+        if store.result is not None:
+            model = _(REGISTRY[store.result.variant].label)
+            self.picture.label("state", _("state ({model})").format(model=model), [])
+        top = max([value for p in points for value in p[1:]] + [0.1])
+        self.picture.set_ranges(x=(0, max(held + [1024]) * 1.08), y=(0, 1.2 * top))
 
 
 class MemoryChart:
     """The calculator's two bills (and the model's weights) against context length."""
 
     def __init__(self, store, language):
-        self.labels = {"cache": _("KV cache (softmax)"), "state": _("fixed state"),
-                       "weights": _("weights of the model")}
+        self.store = store
+        self.picture = CurvesPicture(_("Memory against context length"), _("context length (tokens)"), "",
+                                     language=language, legend_columns=2)
+        self.picture.line("cache", color=VERMILLION, width=4)
+        self.picture.line("state", color=BLUE, dash="dashed", width=4)
+        self.picture.line("weights", color=GREY, dash="dotdash", width=2)
+        self.picture.label("cache", _("KV cache (softmax)"), ["cache"])
+        self.picture.label("state", _("fixed state"), ["state"])
+        self.picture.label("weights", _("weights of the model"), ["weights"])
         self.y_label = _("memory ({unit})")
-        self.chart = hv.DynamicMap(self._draw, streams=[hv.streams.Params(store, ["memory"])]).opts(
-            *knob_chart(_("Memory against context length"), _("context length (tokens)"), None,
-                        language=language, legend_columns=2),
-            hv.opts.Curve("Cache", color=VERMILLION, line_width=4),
-            hv.opts.Curve("State", color=BLUE, line_dash="dashed", line_width=4),
-            hv.opts.Curve("Weights", color=GREY, line_dash="dotdash", line_width=2))
+        self.chart = self.picture.figure
+        store.param.watch(self.draw, "memory")
+        self.draw()
 
-    def _draw(self, memory):
-        n, cache, state, weights = memory
+    def draw(self, *_events):
+        n, cache, state, weights = self.store.memory
         top = max(cache, state, weights or 0)
         size, symbol = byte_unit(top)
-        x = hv.Dimension("context", range=(0, n))
-        y = hv.Dimension("memory", label=self.y_label.format(unit=symbol), range=(0, 1.1 * top / size))
-        return (hv.Curve(([0, n], [0, cache / size]), x, y, group="Cache", label=self.labels["cache"])
-                * hv.Curve(([0, n], [state / size] * 2), x, y, group="State", label=self.labels["state"])
-                * hv.Curve(([0, n], [weights / size] * 2) if weights else ([], []), x, y, group="Weights",
-                           label=self.labels["weights"]))
+        self.picture.set_y_label(self.y_label.format(unit=symbol))
+        self.picture.set_ranges(x=(0, n), y=(0, 1.1 * top / size))
+        self.picture.show("cache", [0, n], [0, cache / size])
+        self.picture.show("state", [0, n], [state / size] * 2)
+        self.picture.show("weights", *(([0, n], [weights / size] * 2) if weights else ([], [])))

@@ -1,5 +1,5 @@
 """Two bills, the page: the generation race (the player, the bytes held and the step times of the
-latest run as Bokeh data sources patched at every frame; the session's measurements as a HoloViews
+latest run as Bokeh data sources patched at every frame; the session's measurements as a
 chart), then the calculator (calculator_view.py) and what the papers measured."""
 import html
 
@@ -7,7 +7,6 @@ import numpy as np
 import panel as pn
 import param
 
-from app.components.charts import chart_pane
 from app.components.controls import sidebar_label
 from app.components.curves import BLUE, VERMILLION, CurvesPicture
 from app.components.player import Player
@@ -170,7 +169,7 @@ class GenerationView(pn.viewable.Viewer):
         self.cards = pn.Column(
             pn.FlexBox(figure_card(self.memory, memory_text), figure_card(self.times, times_text),
                        sizing_mode="stretch_width"),
-            pn.FlexBox(chart_pane(self.history.chart, margin=(0, 12, 12, 0)),
+            pn.FlexBox(pn.pane.Bokeh(self.history.chart, margin=(0, 12, 12, 0)),
                        pn.Column(pn.Spacer(height=40), history_text, width=580), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         store.param.watch(self._reconfigure, ["result"])
