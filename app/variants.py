@@ -302,8 +302,10 @@ RECORDS = (
 )
 
 REGISTRY = {record.name: record for record in RECORDS}
-ORDER = ("linear", "retnet", "mamba2", "gla", "rwkv6", "mlstm", "deltanet", "gated_deltanet", "rwkv7")
-"""Teaching order of the fixed-state models: accumulate, fade the past, correct what is written."""
+ORDER = tuple(sorted((name for name, record in REGISTRY.items() if record.fixed_state),
+                     key=lambda name: list(FAMILIES).index(REGISTRY[name].family)))
+"""Teaching order of the fixed-state models: accumulate, fade the past, correct what is written (the
+engine's order within a family)."""
 
 
 def check_registry(registry=None, engine_variants=ENGINE_VARIANTS):
@@ -324,6 +326,13 @@ def check_registry(registry=None, engine_variants=ENGINE_VARIANTS):
                 problems.append(f"{name}: unknown knob gate {place[0]!r}")
         if record.fixed_state and (record.knob is None) == (record.nearest is None):
             problems.append(f"{name}: give exactly one of knob (on the knob) or nearest (off it)")
+        if record.fixed_state:
+            missing = [field for field in ("special", "special_formula", "mask_note") if not getattr(record, field)]
+            if record.knob is None and not record.off_knob:
+                missing.append("off_knob")
+            if missing:
+                problems.append(f"{name}: a fixed-state model needs {', '.join(missing)} (its architecture card "
+                                "and its mask note)")
     if problems:
         raise LookupError("; ".join(problems))
 

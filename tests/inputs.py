@@ -9,9 +9,7 @@ import torch
 import torch.nn.functional as F
 
 from engine.gates import make_gates
-
-VARIANTS = ("linear", "retnet", "mamba2", "gla", "deltanet", "gated_deltanet",
-            "rwkv6", "rwkv7", "mlstm", "softmax")
+from engine.ops import VARIANTS          # every variant the engine has: a new one is tested at once
 
 
 def rel_rms(x, ref):

@@ -110,7 +110,7 @@ def test_the_knob_link_lands_on_the_model_or_its_nearest_setting(variant):
     else:                                                            # RWKV-6 and mLSTM: said plainly on the card
         assert not exact and found == {"rwkv6": ("gla", "rwkv6"), "mlstm": ("mamba2",)}[variant]
     if gate != "none":                                               # the knob fades as the picture does
-        assert store.alpha == pytest.approx(arch.ALPHA[variant], abs=1e-4)
+        assert store.alpha == pytest.approx(arch.card_alpha(variant), abs=1e-4)
     assert read_query(Session, Session.URL, args) == ({"language": "en", "level": "elementare"}, [])
 
 

@@ -40,6 +40,12 @@ def test_a_record_must_say_where_it_sits_on_the_knob():
         variants.check_registry({**variants.REGISTRY, "gla": lost})
 
 
+def test_a_fixed_state_record_must_have_its_card_words():
+    bare = dataclasses.replace(variants.REGISTRY["mlstm"], special=None, off_knob=None)
+    with pytest.raises(LookupError, match="mlstm: a fixed-state model needs special, off_knob"):
+        variants.check_registry({**variants.REGISTRY, "mlstm": bare})
+
+
 def test_what_the_engine_knows_is_read_from_the_engine():
     r = variants.REGISTRY
     assert [v for v in VARIANTS if r[v].corrects] == ["deltanet", "gated_deltanet", "rwkv7"]

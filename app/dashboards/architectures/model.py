@@ -22,17 +22,23 @@ from engine.stepping import step
 D = 8                                   # d_k = d_v of the pictures: small enough to read every cell
 ARCHITECTURES = ORDER                   # accumulate, fade the past, correct what is written
 
-# illustrative α of the pictures (and of the knob links): what each model keeps per token (β = 1)
+# illustrative α of the pictures (and of the knob links): what each model keeps per token (β = 1); a
+# stronger fading than the registry's default, so that it shows on a ±1 colour scale
 RETNET_GAMMA = math.exp(retnet_log_decay(1, torch.float64)[0])          # γ of the first head, 1 − 2^−5
-ALPHA = {"linear": 1.0, "retnet": RETNET_GAMMA, "mamba2": 0.8, "gla": 0.7, "rwkv6": 0.7, "mlstm": 0.9,
-         "deltanet": 1.0, "gated_deltanet": 0.8, "rwkv7": 0.7}
+CARD_ALPHA = {"retnet": RETNET_GAMMA, "mamba2": 0.8, "gla": 0.7, "rwkv6": 0.7, "mlstm": 0.9,
+              "gated_deltanet": 0.8, "rwkv7": 0.7}
+
+
+def card_alpha(variant):
+    """The card's α: its illustrative value, else the registry's default."""
+    return CARD_ALPHA.get(variant, REGISTRY[variant].alpha)
 KEY = torch.tensor([0, 0.48, 0, 0.6, 0, 0, 0.64, 0], dtype=torch.float64)     # a unit key on dimensions 1, 3, 6
 VALUE = torch.tensor([0.5, -0.5, 0.5, 0, 0, 0.5, 0, 0], dtype=torch.float64)
 
 
 def card_gates(variant):
     """One token's gates for engine.stepping.step (B = H = 1): the recipe at the card's α, β = 1."""
-    gates = make_gates(variant, (1, 1, 1, D), alpha=ALPHA[variant], beta=1.0, keys=KEY.view(1, 1, 1, D),
+    gates = make_gates(variant, (1, 1, 1, D), alpha=card_alpha(variant), beta=1.0, keys=KEY.view(1, 1, 1, D),
                        dtype=torch.float64)                                    # [1, T = 1, 1, …]
     return gates_at(variant, gates, 0)                                         # [1, 1, …]: token 0
 
@@ -62,7 +68,7 @@ def knob_setting(variant):
     record = REGISTRY[variant]
     exact = record.knob is not None
     gate, beta = record.knob if exact else record.nearest
-    alpha = ALPHA[variant] if gate != "none" else 1.0
+    alpha = card_alpha(variant) if gate != "none" else 1.0
     return gate, alpha, beta, exact
 
 
