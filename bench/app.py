@@ -5,7 +5,7 @@
 
 1. Server, per animation frame, for a 64×64 state with 4 heads (d_k = d_v = 64), torch on 1 thread:
    - step: one `engine.stepping.step` of one layer (the state is carried from frame to frame;
-     inputs and gates from `engine.bench.make_inputs`, in a trained layer's ranges);
+     inputs and gates from `bench.engine.make_inputs`, in a trained layer's ranges);
    - pictures: what the state dashboard's `HeadPanel.draw` updates for every head (the state S and
      the write v kᵀ as 64×64 `MatrixPicture`s, the transition's bars and β subtitle, the delta
      correction for the delta family, the read-out) plus the step strip, inside `pn.io.hold()` on a
@@ -52,7 +52,7 @@ from bokeh.protocol import Protocol
 from panel.io.state import set_curdoc
 
 from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
-from engine import bench as engine_bench
+from bench import engine as engine_bench
 from engine.ops import VARIANTS
 from engine.ops.recurrent import gates_at
 from engine.stepping import DELTA_RULE, init_state, step

@@ -47,7 +47,7 @@ import sys
 
 import torch
 
-from engine.ops import forward
+from engine.ops import FORMS, forward
 from engine.tasks import KEY_KINDS, capacity_data
 
 RULES = {  # rule → (engine variant, log decay per write or None)
@@ -55,7 +55,6 @@ RULES = {  # rule → (engine variant, log decay per write or None)
     "delta": ("deltanet", None),
     "gated-delta": ("gated_deltanet", math.log(0.99)),
 }
-FORMS = ("chunked", "recurrent", "parallel")
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 MAX_WRITES = 4096      # N + repeat, per run: the state is (N + R) × d_k, the values (N + R)²
 MAX_D_K = 4096

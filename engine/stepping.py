@@ -1,4 +1,4 @@
-"""One token at a time, with a record of everything that happened inside (DESIGN §4).
+"""One token at a time, with a record of everything that happened inside (engine/README.md, "Contract").
 
     state = init_state("deltanet", heads=2, d_k=16, d_v=16)
     o, state, record = step("deltanet", state, q, k, v, beta=beta)     # q, k [B,H,d_k], v [B,H,d_v]
@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.ops import VARIANTS, _check_inputs, _check_normalize, _check_scale, _check_state, initial_state
+from engine.ops import VARIANTS, check_inputs, check_normalize, check_scale, check_state, initial_state
 from engine.ops.recurrent import IN_PLACE, STEPS, TIME_GATES, apply
 from engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
 
@@ -41,16 +41,16 @@ class StepRecord:
 
 def init_state(variant, *, batch=1, heads=1, d_k, d_v, dtype=torch.float32, device="cpu", normalize=False):
     """The empty state to start stepping from."""
-    _check_normalize(variant, normalize)
+    check_normalize(variant, normalize)
     return initial_state(variant, batch, heads, d_k, d_v, dtype=dtype, device=device, normalize=normalize)
 
 
 def step(variant, state, q, k, v, *, scale=None, **gates):
     """Feed one token; returns (o_t [B,H,d_v], new state, StepRecord)."""
     normalize = isinstance(state, LinearState)
-    B, H, K, V = _check_token(variant, normalize, q, k, v, gates)
-    state = _check_state(variant, normalize, state, q, B, H, K, V)
-    q_scaled = q * _check_scale(scale, K)
+    B, H, K, V = check_token(variant, normalize, q, k, v, gates)
+    state = check_state(variant, normalize, state, q, B, H, K, V)
+    q_scaled = q * check_scale(scale, K)
 
     with torch.no_grad():
         S_before = state.C if variant == "mlstm" else (state.S if normalize else state)
@@ -60,7 +60,7 @@ def step(variant, state, q, k, v, *, scale=None, **gates):
     return o, new_state, record
 
 
-def _check_token(variant, normalize, q, k, v, gates):
+def check_token(variant, normalize, q, k, v, gates):
     """The checks of `forward` for one token (q, k [B,H,d_k], v [B,H,d_v], gates sliced to it); pops
     `normalize` from gates. Returns (B, H, d_k, d_v)."""
     if "normalize" in gates and bool(gates.pop("normalize")) != normalize:
@@ -68,7 +68,7 @@ def _check_token(variant, normalize, q, k, v, gates):
     as_sequence = lambda x: x.unsqueeze(1) if torch.is_tensor(x) and x.dim() == 3 else x   # [B,H,·] → [B,1,H,·]
     sequence_gates = {name: (x.unsqueeze(1) if name in TIME_GATES and variant != "retnet" and torch.is_tensor(x) else x)
                       for name, x in gates.items()}
-    B, _, H, K, V = _check_inputs(variant, "recurrent", as_sequence(q), as_sequence(k), as_sequence(v),
+    B, _, H, K, V = check_inputs(variant, "recurrent", as_sequence(q), as_sequence(k), as_sequence(v),
                                   sequence_gates, 1)
     return B, H, K, V
 
@@ -156,9 +156,9 @@ class Decoder:
             V = state[1].shape[-1]
         else:
             B, H, V, K = first.shape
-        _check_state(variant, self.normalize, state, first, B, H, K, V)
+        check_state(variant, self.normalize, state, first, B, H, K, V)
         self.batch, self.heads, self.d_k, self.d_v = B, H, K, V
-        self.scale = _check_scale(scale, K)
+        self.scale = check_scale(scale, K)
         BH = B * H
         matrices = lambda x: x.reshape(BH, *x.shape[2:]).clone()                 # [B,H,·,·] → own [BH,·,·]
         if variant == "softmax":
@@ -176,7 +176,7 @@ class Decoder:
 
     def check(self, q, k, v, **gates):
         """Every check `step` skips, for one token; raises ValueError or TypeError."""
-        B, H, K, V = _check_token(self.variant, self.normalize, q, k, v, dict(gates))
+        B, H, K, V = check_token(self.variant, self.normalize, q, k, v, dict(gates))
         if (B, H, K, V) != (self.batch, self.heads, self.d_k, self.d_v):
             raise ValueError(f"token of batch {B}, heads {H}, d_k {K}, d_v {V}; the state has "
                              f"{self.batch}, {self.heads}, {self.d_k}, {self.d_v}")

@@ -16,7 +16,7 @@ from reference import reference
 
 B, D_K, D_V = 2, 8, 6  # d_k != d_v so transposed states cannot pass
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
-TOL_STRONG_F32 = 1e-4  # DESIGN §4: strong decays agree within 1e-4 in float32
+TOL_STRONG_F32 = 1e-4  # engine/README.md, "Contract": strong decays agree within 1e-4 in float32
 DECAYING = ("retnet", "mamba2", "gla", "gated_deltanet", "rwkv6", "rwkv7", "mlstm")
 # (variant, normalize): linear attention is checked with and without the z normalizer
 CASES = [(v, False) for v in VARIANTS] + [("linear", True)]
@@ -261,7 +261,7 @@ def _run_engine(variant, form, cs, q, k, v, gates, **kw):
         return ops.forward(variant, q, k, v, form=form, **kw, **gates)
     except (NotImplementedError, ValueError) as e:
         if variant == "softmax" and form == "chunked":
-            # DESIGN §4: softmax has parallel and recurrent-with-cache forms only
+            # engine/README.md: softmax has parallel and recurrent-with-cache forms only
             pytest.skip(f"no chunked softmax in the engine: {e}")
         raise
 

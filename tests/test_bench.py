@@ -6,7 +6,7 @@ import contextlib
 import io
 import json
 
-from engine import bench
+from bench import engine as bench
 
 VARIANTS = ("linear", "deltanet", "softmax")
 

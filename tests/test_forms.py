@@ -1,4 +1,4 @@
-"""The three forms compute the same thing (DESIGN §4), on odd lengths and strong gates."""
+"""The three forms compute the same thing (engine/README.md, "Contract"), on odd lengths and strong gates."""
 import pytest
 import torch
 import torch.nn.functional as F

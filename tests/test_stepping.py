@@ -1,4 +1,4 @@
-"""Token-by-token stepping: same outputs as forward, records that hold what DESIGN §4 lists."""
+"""Token-by-token stepping: same outputs as forward, records that hold what engine/README.md lists."""
 import numpy as np
 import pytest
 import torch

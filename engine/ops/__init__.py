@@ -1,4 +1,4 @@
-"""`forward`: every variant of the family, in any of its three forms (DESIGN §4).
+"""`forward`: every variant of the family, in any of its three forms (engine/README.md, "Contract").
 
     o, final_state = forward("gla", q, k, v, form="chunked", g=g)
 
@@ -42,10 +42,10 @@ def forward(variant, q, k, v, *, form, chunk_size=64, scale=None, initial_state=
     final_state is a tensor [B,H,d_v,d_k], or LinearState (with normalize=True), MLSTMState or
     KVCache; it can be passed back as `initial_state` to continue the sequence.
     """
-    normalize = _check_normalize(variant, gates.pop("normalize", False))
-    B, T, H, K, V = _check_inputs(variant, form, q, k, v, gates, chunk_size)
-    scale = _check_scale(scale, K)
-    state = _check_state(variant, normalize, initial_state, q, B, H, K, V)
+    normalize = check_normalize(variant, gates.pop("normalize", False))
+    B, T, H, K, V = check_inputs(variant, form, q, k, v, gates, chunk_size)
+    scale = check_scale(scale, K)
+    state = check_state(variant, normalize, initial_state, q, B, H, K, V)
 
     if form == "recurrent":
         q = q * scale
@@ -132,7 +132,7 @@ def initial_state(variant, batch, heads, d_k, d_v, *, dtype=torch.float32, devic
     return zeros(batch, heads, d_v, d_k)
 
 
-def _check_normalize(variant, normalize):
+def check_normalize(variant, normalize):
     if not isinstance(normalize, bool):
         raise TypeError(f"normalize must be True or False, not {normalize!r}")
     if normalize and variant != "linear":
@@ -157,7 +157,7 @@ def _check_tensor(name, x, shape, dtype, device):
             raise ValueError(f"{name} contains NaN or infinite values")
 
 
-def _check_inputs(variant, form, q, k, v, gates, chunk_size):
+def check_inputs(variant, form, q, k, v, gates, chunk_size):
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {', '.join(VARIANTS)}")
     if form not in FORMS:
@@ -195,7 +195,7 @@ def _check_inputs(variant, form, q, k, v, gates, chunk_size):
     return B, T, H, K, V
 
 
-def _check_scale(scale, K):
+def check_scale(scale, K):
     if scale is None:
         return K ** -0.5
     if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
@@ -203,7 +203,7 @@ def _check_scale(scale, K):
     return float(scale)
 
 
-def _check_state(variant, normalize, state, q, B, H, K, V):
+def check_state(variant, normalize, state, q, B, H, K, V):
     empty = initial_state(variant, B, H, K, V, dtype=q.dtype, device=q.device, normalize=normalize)
     if state is None:
         return empty

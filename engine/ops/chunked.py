@@ -1,6 +1,6 @@
 """Chunked forms: matrix multiplies inside each chunk, the state passed across chunks.
 
-Every fixed-state variant except mLSTM is a case of one recurrence (DESIGN §3), in the paper
+Every fixed-state variant except mLSTM is a case of one recurrence (engine/README.md, "The family in one table"), in the paper
 convention S ∈ R^{d_v×d_k}:
 
     S_t = S_{t-1} (diag(exp g_t) + a_t b_tᵀ) + v_t k_tᵀ,     o_t = S_t q_t

@@ -16,7 +16,7 @@ import importlib.util
 
 import torch
 
-from engine.ops import _check_inputs, _check_scale, _check_state
+from engine.ops import check_inputs, check_scale, check_state
 
 # variant → (fla function, how our gates become its keywords)
 KERNELS = {
@@ -60,14 +60,14 @@ def forward(variant, q, k, v, *, scale=None, initial_state=None, kernel=None, **
     if gates.get("normalize"):
         raise ValueError("fla's linear attention normalizes differently; for normalize=True use engine.ops.forward")
     gates.pop("normalize", None)
-    B, T, H, K, V = _check_inputs(variant, "chunked", q, k, v, gates, 1)
+    B, T, H, K, V = check_inputs(variant, "chunked", q, k, v, gates, 1)
     if q.dtype != torch.float32:
         raise ValueError("fla's kernels compute in float32 (float64 stays with engine.ops.forward)")
     if variant not in KERNELS:
         raise ValueError(f"fla_triton runs {', '.join(SUPPORTED)}; for {variant!r} use engine.ops.forward")
-    state = _check_state(variant, False, initial_state, q, B, H, K, V)
+    state = check_state(variant, False, initial_state, q, B, H, K, V)
     run = kernel or _kernel(variant)
-    o, fla_state = run(q, k, v, **KERNELS[variant][1](gates), scale=_check_scale(scale, K),
+    o, fla_state = run(q, k, v, **KERNELS[variant][1](gates), scale=check_scale(scale, K),
                        initial_state=state.mT.float().contiguous(),            # ours [B,H,d_v,d_k] → fla's [B,H,d_k,d_v]
                        output_final_state=True)
     return o.to(q.dtype), fla_state.mT.to(q.dtype)

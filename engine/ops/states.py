@@ -1,4 +1,4 @@
-"""States that carry more than the matrix S (DESIGN §4). Each can be fed back as `initial_state`."""
+"""States that carry more than the matrix S (engine/README.md, "Contract"). Each can be fed back as `initial_state`."""
 from typing import NamedTuple
 
 import torch

@@ -1,4 +1,4 @@
-"""`python -m engine bench`: how fast each form is on this machine (float32, CPU).
+"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine (float32, CPU).
 
 1. wall time of the parallel, chunked and recurrent forms of every variant at lengths T;
 2. the recurrent per-token step at several context lengths: flat for a fixed-size state,
@@ -10,7 +10,7 @@
    update, and softmax's chunked form against torch's scaled_dot_product_attention;
 6. PASS/MISS against the engine's speed targets.
 
-    python -m engine bench [--quick] [--json] [--variants linear,gla] [--lengths 256,1024]
+    python -m bench.engine [--quick] [--json] [--variants linear,gla] [--lengths 256,1024]
 
 Everything runs in one process with 1 torch thread unless --threads says otherwise. A table goes
 to stdout (with --json, one JSON document instead); progress goes to stderr. Cases estimated to
