@@ -477,7 +477,7 @@ def fmt_value(x, unit):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m engine bench", description="Time the forms of every "
+    parser = argparse.ArgumentParser(prog="python -m bench.engine", description="Time the forms of every "
                                      "variant, the per-token step and matmul throughput (float32, CPU).")
     numbers = lambda text: tuple(sorted({int(x) for x in text.split(",") if x}))
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
@@ -534,3 +534,7 @@ def main(argv=None) -> int:
     else:
         print_report(report)
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

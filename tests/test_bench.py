@@ -6,6 +6,8 @@ import contextlib
 import io
 import json
 
+import pytest
+
 from bench import engine as bench
 
 VARIANTS = ("linear", "deltanet", "softmax")
@@ -56,3 +58,13 @@ def test_skips_what_would_take_too_long():
     assert seconds == 80.0                                          # quadratic in T
     _, gigabytes = bench.estimate("linear", "parallel", 16384, None, cfg)
     assert gigabytes > cfg.limit_gb                                 # T×T matrices of 16384² floats
+
+
+@pytest.mark.parametrize("command", [["-m", "bench.engine"], ["-m", "engine", "bench"]])
+def test_both_commands_run_the_benchmark(command):
+    import subprocess
+    import sys
+    from pathlib import Path
+    run = subprocess.run([sys.executable, *command, "--help"], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "--quick" in run.stdout, run.stderr
