@@ -31,7 +31,7 @@ from engine.tasks import mqar
 D_K = D_V = 16
 MAX_TOKENS = 40
 MAX_CHARS = 300
-MAX_HEADS = 2
+MAX_HEADS = 4
 WAIT = "·"
 
 SCALE = {"softmax": 8.0}      # query scale: 1 reads a stored unit key back exactly; softmax needs a sharp one

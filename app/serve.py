@@ -20,6 +20,7 @@ from pathlib import Path
 PAGES = Path(__file__).resolve().parent / "pages"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
+COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
 def panel_serve_args(args, extra=()):
@@ -28,7 +29,8 @@ def panel_serve_args(args, extra=()):
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
             "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
-            "--unused-session-lifetime", str(IDLE_LIFETIME_MS), "--warm"]
+            "--unused-session-lifetime", str(IDLE_LIFETIME_MS), "--warm",
+            "--websocket-compression-level", str(COMPRESSION_LEVEL)]
     for origin in origins:
         argv += ["--allow-websocket-origin", origin]
     if args.show:

@@ -71,18 +71,6 @@ class Session(param.Parameterized):
         return self.stores[slug]
 
 
-def on_next_tick(doc, callback):
-    """Run `callback` on the session's next tick, which holds the document's lock (and its language);
-    at once without a server (tests, notebooks); not at all once the session has closed."""
-    if doc is None or doc.session_context is None:
-        callback()
-        return
-    try:
-        doc.add_next_tick_callback(callback)
-    except Exception:                                 # the session closed meanwhile
-        pass
-
-
 def forget(doc):
     """Drop what a closed session held (its stores and their records)."""
     session = _sessions.pop(doc, None)

@@ -86,8 +86,8 @@ class Worker:
             result = compute()
         except Exception as error:                    # reported to the page, never lost in a thread
             log.exception("slow work failed")
-            if on_error is not None:
-                on_next_tick(doc, lambda: on_error(error))
+            if on_error is not None:                  # bound now: Python unbinds `error` after this block
+                on_next_tick(doc, lambda error=error: on_error(error))
             return
         on_next_tick(doc, lambda: on_done(result))
 

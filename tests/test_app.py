@@ -172,33 +172,13 @@ def test_sessions_are_separate_and_freed():
 
 # ------------------------------------------------------------------------------ the player
 
-def test_player_skips_frames_instead_of_queueing(monkeypatch):
-    import app.components.player as player_module
-
-    player = Player(length=20, speed=4.0)
-    now = [100.0]
-    monkeypatch.setattr(player_module.time, "monotonic", lambda: now[0])
-    player._clock = (100.0, 0)
-    now[0] = 101.6                                       # a tick arrives late: 1.6 s at 4 frames/s
-    player._tick()
-    assert player.value == 6                              # frames 1–5 were skipped
-    now[0] = 101.85                                      # on time (7.4 frames due): one frame on
-    player._tick()
-    assert player.value == 7
-    now[0] = 110.0
-    player._tick()
-    assert player.value == 19 and not player.playing      # stops at the end
-
-
-def test_player_steps_within_bounds():
-    player = Player(length=3)
-    player.step(-1)
-    assert player.value == 0
-    player.step(+5)
-    assert player.value == 2
-    player.toggle()                                       # at the end: play starts over
-    assert player.value == 0
-    player.playing = False
+def test_player_reads_the_frame_and_speed_from_the_url_and_counts_runs():
+    player, notices = Player.from_query({"t": [b"7"], "speed": [b"99"]})
+    assert player.value == 7 and player.speed == 8.0 and len(notices) == 1      # speed clamped, said so
+    player.length = 5
+    assert player.frame() == 4                                                  # within the run
+    player.new_run(12)
+    assert player.length == 12 and player.run == 1 and player.frame() == 7
 
 
 def test_pictures_send_only_changed_numbers():

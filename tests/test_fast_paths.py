@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from engine.ops import chunked, forward
-from engine.stepping import Decoder, init_state, run, step
+from engine.stepping import Decoder, init_state, run
 from inputs import VARIANTS, make_inputs, rel_rms
 from reference import reference
 

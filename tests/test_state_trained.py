@@ -12,6 +12,7 @@ from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, TRAINED_QUANTIL
 from app.dashboards.state_fills_up.texts import failure_message
 from app.dashboards.state_fills_up.view import StateView, read_store_query
 from app.i18n import language
+from app.components.plots import quantize
 from app.session import Session
 from app.urlstate import serialize
 from engine import checkpoint, tasks
@@ -70,34 +71,35 @@ def test_predictions_and_marks_match_the_evaluation():
     assert correct == queries["correct"] and not all(correct)
 
     view = StateView(store=store, session=Session())
-    view.player.value = 63
-    strip = view.strip.object
+    strip = view.strip.html                      # drawn once; the browser hides the marks of tokens not reached
     assert strip.count("✓") == sum(correct) and strip.count("✗") == len(correct) - sum(correct)
     assert strip.count('class="tok') == 64 and strip.count(" ask ") + strip.count(' ask"') == 16
-    assert f"{sum(correct)} of 16" in view.prediction.object
+    assert [f'data-step="{i}"' in strip for i in (0, 63)] == [True, True]
+    predictions = view.prediction.frames                           # one text per token
+    assert len(predictions) == 64 and f"{sum(correct)} of 16" in predictions[63]
     first = asked[0]
-    view.player.value = first - 1                                  # before the first question: no marks yet
-    assert "✓" not in view.strip.object and "✗" not in view.strip.object
-    view.player.value = first
+    assert "Nothing is asked" in predictions[first - 1]
     expected = token_label(int(run.targets[first]), 256)
-    assert expected in view.prediction.object and 'class="tok key current ask"' in view.strip.object
+    assert expected in predictions[first] and view.player.length == 64
 
 
 def test_the_view_draws_the_layer_it_is_asked_for():
     store = StateStore(mode="trained", variant="deltanet", pairs=8, example=2, layer="2")
     view = StateView(store=store, session=Session())
-    view.player.value = 20
     assert [l for l, _panel in view.shown_panels] == [1]
     picture = view.shown_panels[0][1].pictures["state"]
-    np.testing.assert_array_equal(picture.source.data["image"][0], store.trained.layers[1][20].state[0, 0])
     states = np.abs([r.state for r in store.trained.layers[1]])                 # fixed over the run
-    assert picture.mapper.high == pytest.approx(np.percentile(states, TRAINED_QUANTILE))
-    assert picture.mapper.high < states.max()                            # a few outliers saturate
+    limit = np.percentile(states, TRAINED_QUANTILE)
+    assert picture.scale.high == pytest.approx(limit)
+    assert picture.scale.high < states.max()                             # a few outliers saturate
+    frames = picture.source.data["image"]                               # the whole run, as colour indices
+    assert len(frames) == 64
+    np.testing.assert_array_equal(frames[20], quantize(store.trained.layers[1][20].state[0, 0], picture.scale.high))
     assert {"state", "write", "transition", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
     store.layer = "both"
     assert [l for l, _panel in view.shown_panels] == [0, 1]
-    view.player.value = 21                                          # a new frame redraws, the range stays
-    np.testing.assert_array_equal(picture.source.data["image"][0], store.trained.layers[1][21].state[0, 0])
+    np.testing.assert_array_equal(picture.source.data["image"][21],
+                                  quantize(store.trained.layers[1][21].state[0, 0], picture.scale.high))
 
 
 def test_mechanism_knobs_hide_in_trained_mode():
@@ -149,7 +151,7 @@ def test_a_missing_checkpoint_gives_a_notice(monkeypatch, tmp_path):
     assert store.length() == 1
     session = Session(language="en")
     view = StateView(store=store, session=session)
-    assert view.strip.object == "" and view.trained_area.objects == []
+    assert view.strip.html == "" and view.strip.frames == [""] and view.trained_area.objects == []
     with language("it"):
         message = failure_message(store.failure)
     assert "deltanet.safetensors" in message and "manca" in message

@@ -1,5 +1,4 @@
 """engine.tasks: the MQAR generator and the capacity data (engine/README.md, "Tasks and checkpoints")."""
-import numpy as np
 import pytest
 import torch
 

@@ -147,7 +147,8 @@ def test_the_page_draws_both_stores():
     with language("en"):
         view = TwoBillsView(store=store, session=session)
         view.__panel__().get_root(Document())              # every picture renders
-        assert "KV cache (softmax)" in view.generation.status.object
+        statuses = view.generation.status.frames                     # one per generated token
+        assert len(statuses) == 16 and all("KV cache (softmax)" in text for text in statuses)
         assert "Linear attention" in view.generation.setup.object
         memory = view.calculator.chart.picture
         assert memory.sources["cache"].data["y"][-1] == pytest.approx(

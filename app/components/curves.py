@@ -5,16 +5,17 @@
     picture.dots("cache_now", color=VERMILLION)
     picture.label("cache", _("KV cache"), ["cache", "cache_now"])   # one legend entry for both
     picture.set_ranges(x=(0, 64), y=(0, 140))      # once per run, never per frame
-    picture.show("cache", x, y)                      # every frame: the first points of the run
+    picture.show("cache", x, y)                      # these points
+    picture.show_frames("cache", x, y, t, upto=True) # a whole run: frame t shows points 0 … t (the Player)
 
 Colours are Okabe & Ito's (safe for the common colour-vision deficiencies), and every series can
 also differ by dash and marker, so a picture still reads in grey on a projector.
 """
 import numpy as np
-from bokeh.models import ColumnDataSource, Legend, LegendItem, Range1d
+from bokeh.models import CDSView, ColumnDataSource, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
-from app.components.plots import LABEL_SIZE, number_format, style_figure
+from app.components.plots import LABEL_SIZE, frame_filter, number_format, set_frame, show_all, style_figure
 
 VERMILLION = "#d55e00"      # Okabe-Ito
 BLUE = "#0072b2"
@@ -39,22 +40,23 @@ class CurvesPicture:
         if legend_columns:
             self.legend.ncols = legend_columns
         self.figure.add_layout(self.legend, "below")
-        self.sources, self.renderers, self.items = {}, {}, {}
+        self.sources, self.filters, self.renderers, self.items = {}, {}, {}, {}
 
-    def _source(self, name):
+    def _series(self, name):
         if name in self.sources:
             raise ValueError(f"a series named {name!r} exists already")
         self.sources[name] = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)})
-        return self.sources[name]
+        self.filters[name] = frame_filter()
+        return dict(source=self.sources[name], view=CDSView(filter=self.filters[name]))
 
     def line(self, name, *, color, dash="solid", width=3, alpha=1.0):
-        self.renderers[name] = self.figure.line("x", "y", source=self._source(name), color=color,
-                                                line_dash=dash, line_width=width, line_alpha=alpha)
+        self.renderers[name] = self.figure.line("x", "y", color=color, line_dash=dash, line_width=width,
+                                                line_alpha=alpha, **self._series(name))
         return self.renderers[name]
 
     def dots(self, name, *, color, marker="circle", size=7, alpha=0.45):
-        self.renderers[name] = self.figure.scatter("x", "y", source=self._source(name), color=color,
-                                                   marker=marker, size=size, alpha=alpha)
+        self.renderers[name] = self.figure.scatter("x", "y", color=color, marker=marker, size=size, alpha=alpha,
+                                                   **self._series(name))
         return self.renderers[name]
 
     def label(self, key, text, names):
@@ -79,4 +81,11 @@ class CurvesPicture:
         self.figure.yaxis.axis_label = label
 
     def show(self, name, x, y):
+        """These points of series `name`."""
+        show_all(self.filters[name], len(x))
+        self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+
+    def show_frames(self, name, x, y, t, upto=True):
+        """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone."""
+        set_frame(self.filters[name], 1, min(t, len(x) - 1), upto=upto)
         self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}

@@ -1,75 +1,233 @@
-"""Play / pause / step back / step forward / speed, with the keyboard: Space, ← and →.
+"""Play, pause and step through a run in the browser: the server sends a run once, the browser animates it.
 
-    player = Player(length=24)            # player.value is the current frame, 0 … length−1
-    player.param.watch(draw, "value")
+    player, notices = Player.from_query(pn.state.session_args)       # the frame and speed from the URL
+    picture.show_frames(frames, limit, t=player.value)               # every frame of the run, at once
+    strip = FrameText(html=..., frames=[...])                        # per-frame text (see FrameText)
+    player.new_run(length)                                           # after sending a new run
 
-Playing is driven by a server-side periodic callback that never queues frames: each tick moves to
-the frame the wall clock says we should be at, so when drawing a frame takes longer than the
-interval the frames in between are skipped (and Tornado skips the ticks that fell behind).
+The buttons, the keyboard (Space plays or pauses, ← and → step) and the clock all run in the browser:
+at each frame the player points every picture's frame filter (`plots.FRAME_TAG`) at the frame,
+multiplies out every rank-one picture (`plots.OUTER_TAG`: u[t] w[t]ᵀ), sets every per-frame title
+(`plots.TEXT_TAG`), tells every `FrameText` (a `lineare:frame` event on the document) and writes `t`
+and `speed` into the address bar (`history.replaceState`). None of it is sent
+to the server (the models it changes are `syncable=False`), so a class of viewers playing at 8 tokens
+per second costs the server nothing; the server is asked again only when a knob changes the run.
+
+The clock jumps to the frame the wall clock asks for: when a frame takes longer than its interval,
+the frames in between are skipped rather than queued.
 """
-import math
-import time
-
-import panel as pn
 import param
 from panel.custom import JSComponent
 
 from app.i18n import _
 
+PLAYER_CSS = """
+:host { display: block; }
+.player { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 10px; }
+button { font-size: 16px; min-width: 120px; height: 44px; border-radius: 6px; border: 1px solid #0b5cad;
+         background: #0d6efd; color: white; cursor: pointer; padding: 0 12px; }
+button:hover { background: #0b5ed7; }
+button:focus-visible { outline: 3px solid #f0b429; outline-offset: 2px; }
+label { display: flex; flex-direction: column; font-size: 14px; color: #323f4b; margin-left: 8px; }
+input[type=range] { width: 220px; }
+.where { font-size: 15px; color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
+"""
 
-class KeyboardShortcuts(JSComponent):
-    """Listens on the whole page: Space toggles play, ← and → step (not while typing in a field)."""
+
+class Player(JSComponent):
+    """Steps a frame index through 0 … length−1, in the browser."""
+
+    value = param.Integer(default=0, bounds=(0, None), doc="the frame shown when the page opens")
+    length = param.Integer(default=1, bounds=(1, None), doc="number of frames of the current run")
+    speed = param.Number(default=2.0, bounds=(0.5, 8.0), doc="frames per second when the page opens")
+    run = param.Integer(default=0, doc="counts the runs sent: the browser redraws its frame on a new one")
+    jump = param.Integer(default=-1, doc="the frame a new run opens on (−1: the browser keeps its own)")
+    labels = param.Dict(default={}, doc="the buttons' words, in the page's language")
+
+    URL = {"value": "t", "speed": "speed"}         # read from the URL; the browser writes them back
+
+    _stylesheets = [PLAYER_CSS]
 
     _esm = """
-    export function render({ model }) {
+    const FRAME = "lineare-frame", TEXT = "lineare-text", OUTER = "lineare-outer", DELTA = "lineare-delta"
+
+    // a run whose frames came as changes from the frame before (mod 256): add them up, once per run
+    const decoded = new WeakSet()
+    function undelta(source) {
+      const tags = source.tags || [], images = source.data.image
+      if (tags[0] !== DELTA || !images || decoded.has(images)) { return }
+      const frames = [images[0]]
+      for (let t = 1; t < images.length; t++) {
+        const sum = new images[t].constructor(images[t].length, images[t].shape)      // Bokeh's NDArray
+        const before = frames[t - 1], step = images[t]
+        for (let i = 0; i < sum.length; i++) { sum[i] = (before[i] + step[i]) & 255 }
+        frames.push(sum)
+      }
+      decoded.add(frames)
+      source.data = {...source.data, image: frames}
+    }
+
+    export function render({ model, el }) {
+      const words = model.labels
+      let length = model.length, t = Math.min(model.value, length - 1), speed = model.speed
+      let playing = false, clock = null, request = null
+
+      const button = (text, title) => {
+        const b = document.createElement("button"); b.textContent = text; b.title = title; return b
+      }
+      const back = button("◀ " + words.back, words.back_tip)
+      const play = button("", words.play_tip)
+      const forward = button(words.forward + " ▶", words.forward_tip)
+      const slider = document.createElement("input")
+      Object.assign(slider, {type: "range", min: 0.5, max: 8, step: 0.5, value: speed})
+      const speedLabel = document.createElement("label")
+      const speedText = document.createElement("span")
+      speedLabel.append(speedText, slider)
+      const where = document.createElement("span"); where.className = "where"
+      const bar = document.createElement("div"); bar.className = "player"
+      bar.append(back, play, forward, speedLabel, where)
+      el.append(bar)
+
+      function models() { return model.document ? [...model.document.all_models] : [] }
+
+      // decode a delta-coded run as soon as it arrives, before it is painted
+      const watched = new WeakSet()
+      function watchSources() {
+        for (const m of models()) {
+          if (m.properties && "data" in m.properties && "selected" in m.properties && !watched.has(m)) {
+            watched.add(m)
+            m.properties.data.change.connect(() => undelta(m))
+            undelta(m)
+          }
+        }
+      }
+
+      function writeUrl() {
+        const url = new URL(window.location.href)
+        url.searchParams.set("t", String(t))
+        url.searchParams.set("speed", String(speed))
+        if (url.href !== window.location.href) { window.history.replaceState(window.history.state, "", url) }
+      }
+
+      function show() {
+        watchSources()
+        for (const m of models()) {
+          const tags = m.tags || []
+          if (tags[0] === FRAME) {
+            const n = tags[1], start = tags[2] === "upto" ? 0 : t * n
+            const indices = []
+            for (let i = start; i < (t + 1) * n; i++) { indices.push(i) }
+            m.indices = indices
+          } else if (tags[0] === TEXT) {
+            m.text = tags[1][t] ?? ""
+          } else if (tags[0] === OUTER) {           // a rank-one picture: u[t] w[t]ᵀ
+            const [, rows, cols] = tags, u = m.data.u[0], w = m.data.w[0], image = m.data.image[0]
+            const values = new Float64Array(rows * cols)
+            for (let i = 0; i < rows; i++) {
+              const a = u[t * rows + i]
+              for (let j = 0; j < cols; j++) { values[i * cols + j] = a * w[t * cols + j] }
+            }
+            m.data = {...m.data, image: [new image.constructor(values, [rows, cols])]}   // Bokeh's own NDArray
+          }
+        }
+        document.body.dataset.lineareFrame = String(t)
+        document.dispatchEvent(new CustomEvent("lineare:frame", {detail: {t, length}}))
+        where.textContent = words.step.replace("{t}", t + 1).replace("{n}", length)
+        writeUrl()
+      }
+
+      function label() {
+        play.textContent = playing ? "⏸ " + words.pause : "▶ " + words.play
+        speedText.textContent = words.speed.replace("{speed}", speed.toLocaleString(words.locale))
+      }
+
+      function go(frame) {
+        const next = Math.min(Math.max(frame, 0), length - 1)
+        if (next !== t) { t = next; show() }
+      }
+
+      function stop() {
+        playing = false
+        if (request !== null) { cancelAnimationFrame(request); request = null }
+        label()
+      }
+
+      function tick() {
+        // the frame the clock asks for: skip frames that could not be drawn in time
+        const due = clock.first + Math.floor((performance.now() - clock.started) / 1000 * speed)
+        if (due >= length - 1) { go(length - 1); stop(); return }
+        go(due)
+        request = requestAnimationFrame(tick)
+      }
+
+      function start() {
+        if (t >= length - 1) { go(0) }               // play again from the start
+        playing = true
+        clock = {started: performance.now(), first: t}
+        request = requestAnimationFrame(tick)
+        label()
+      }
+
+      const toggle = () => playing ? stop() : start()
+      const step = (delta) => { stop(); go(t + delta) }
+      back.onclick = () => step(-1)
+      forward.onclick = () => step(+1)
+      play.onclick = toggle
+      slider.oninput = () => {
+        speed = Number(slider.value)
+        if (playing) { clock = {started: performance.now(), first: t} }
+        label(); writeUrl()
+      }
+
       function onKey(event) {
         if (event.ctrlKey || event.metaKey || event.altKey) { return }
         const target = event.composedPath()[0] || event.target
         const tag = (target.tagName || "").toLowerCase()
         const role = target.getAttribute ? target.getAttribute("role") : null
         if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
-        let action = null
         if (event.code === "Space" || event.key === " ") {
           if (tag === "button") { return }          // a focused button already reacts to Space
-          action = "toggle"
+          event.preventDefault(); toggle()
         } else if (event.key === "ArrowLeft") {
-          action = "back"
+          event.preventDefault(); step(-1)
         } else if (event.key === "ArrowRight") {
-          action = "forward"
-        }
-        if (action !== null) {
-          event.preventDefault()
-          model.send_msg(action)
+          event.preventDefault(); step(+1)
         }
       }
       document.addEventListener("keydown", onKey)
-      document.body.dataset.lineareKeys = "ready"     // lets tests (and curious readers) see it is listening
+      document.body.dataset.lineareKeys = "ready"
+
+      // a new run from the server: keep the frame (within the new length) and draw it once the whole
+      // update has arrived (the sources and texts of the same message)
+      function newRun() {
+        setTimeout(() => {                          // once every property of the message is in
+          length = model.length
+          if (model.jump >= 0) { t = model.jump }
+          if (t > length - 1) { t = length - 1 }
+          if (playing && t >= length - 1) { stop() }
+          show()
+        }, 0)
+      }
+      model.on("run", newRun)
+      model.on("length", newRun)
+      model.on("jump", () => {})                    // read on a new run (a watcher keeps Panel from re-rendering)
+
+      // the server rewrites the address bar when a knob changes (with the frame it saw at page load):
+      // put this page's frame back
+      const location = models().find(m => m.properties && "search" in m.properties && "pathname" in m.properties)
+      const restore = () => setTimeout(writeUrl, 0)
+      if (location) { location.properties.search.change.connect(restore) }
+
       model.on("remove", () => {
+        stop()
         document.removeEventListener("keydown", onKey)
+        if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys
       })
-      return document.createElement("span")
+      label()
+      show()
     }
     """
-
-    def __init__(self, on_key, **params):
-        super().__init__(**params)
-        self._on_key = on_key
-
-    def _handle_msg(self, msg):
-        if msg in ("toggle", "back", "forward"):
-            self._on_key(msg)
-
-
-class Player(pn.viewable.Viewer):
-    """Steps a frame index through 0 … length−1."""
-
-    value = param.Integer(default=0, bounds=(0, None), doc="current frame")
-    length = param.Integer(default=1, bounds=(1, None), doc="number of frames")
-    playing = param.Boolean(default=False)
-    speed = param.Number(default=2.0, bounds=(0.5, 8.0), doc="frames per second")
-
-    URL = {"value": "t", "speed": "speed"}         # the frame and the speed are part of every link
 
     @classmethod
     def from_query(cls, args, **defaults):
@@ -79,71 +237,68 @@ class Player(pn.viewable.Viewer):
         return cls(**{**defaults, **values}), notices
 
     def __init__(self, **params):
+        from app.i18n import current_language
+        params.setdefault("labels", {
+            "back": _("Back"), "forward": _("Forward"), "play": _("Play"), "pause": _("Pause"),
+            "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
+            "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} tokens per second"),
+            "step": _("Step {t} of {n}"), "locale": {"it": "it-IT"}.get(current_language(), "en-US")})
+        params.setdefault("height", 64)
+        params.setdefault("sizing_mode", "stretch_width")
         super().__init__(**params)
-        self._callback = None
-        self._clock = (0.0, 0)                   # (wall-clock time, frame) when playing (re)started
-        button = dict(color="primary", width=120, height=44, stylesheets=[":host { font-size: 16px; }"])
-        self._back = pn.widgets.Button(label="◀ " + _("Back"), description=_("Step back (←)"), **button)
-        self._play = pn.widgets.Button(label="", description=_("Play or pause (Space)"), **button)
-        self._forward = pn.widgets.Button(label=_("Forward") + " ▶", description=_("Step forward (→)"), **button)
-        self._back.on_click(lambda _event: self.step(-1))
-        self._forward.on_click(lambda _event: self.step(+1))
-        self._play.on_click(lambda _event: self.toggle())
-        self._speed = pn.widgets.FloatSlider.from_param(self.param.speed, name=_("Speed (tokens per second)"),
-                                                       step=0.5, width=240)
-        self._keys = KeyboardShortcuts(self._key, width=0, height=0, margin=0)
-        self._label_play()
-        self._layout = pn.Row(self._back, self._play, self._forward, self._speed, self._keys,
-                              align="center", styles={"flex-wrap": "wrap"})
 
-    def __panel__(self):
-        return self._layout
+    def new_run(self, length, jump=None):
+        """A new run was sent: its length; the browser keeps its frame (clamped) and redraws it, or opens
+        the new run on frame `jump`."""
+        self.param.update(length=max(1, int(length)), jump=-1 if jump is None else int(jump), run=self.run + 1)
 
-    def step(self, delta):
-        self.playing = False
-        self.value = min(max(self.value + delta, 0), self.length - 1)
+    def frame(self):
+        """The frame the server shows before the browser takes over (the URL's, within the run)."""
+        return min(self.value, self.length - 1)
 
-    def toggle(self):
-        if not self.playing and self.value >= self.length - 1:
-            self.value = 0                       # play again from the start
-        self.playing = not self.playing
 
-    def _key(self, action):
-        {"toggle": self.toggle, "back": lambda: self.step(-1), "forward": lambda: self.step(+1)}[action]()
+class FrameText(JSComponent):
+    """Text that follows the player's frame, our own escaped HTML (never a visitor's raw text).
 
-    @param.depends("length", watch=True)
-    def _clamp(self):
-        if self.value > self.length - 1:
-            self.value = self.length - 1
+    - `frames` only: the whole text is swapped at every frame (short texts: a caption, an answer);
+    - `html` too: `html` is drawn once and `frames[t]` goes into its element of class `frame-slot`;
+      in both cases every element with `data-step="i"` gets the class `past`, `current` or `future`
+      (a token strip lights its current token with no text sent per frame).
+    """
 
-    @param.depends("playing", watch=True)
-    def _label_play(self):
-        self._play.label = ("⏸ " + _("Pause")) if self.playing else ("▶ " + _("Play"))
-        if self.playing:
-            self._start()
-        elif self._callback is not None:
-            self._callback.stop()
-            self._callback = None
+    html = param.String(default="", doc="drawn once per run")
+    frames = param.List(default=[], doc="one HTML string per frame")
+    value = param.Integer(default=0, doc="the frame shown before the player's first event")
 
-    @param.depends("speed", watch=True)
-    def _restart(self):
-        if self.playing:
-            self._start()
+    _esm = """
+    export function render({ model, el }) {
+      const box = document.createElement("div")
+      el.append(box)
+      const frame = () => {
+        const shown = document.body.dataset.lineareFrame
+        return shown === undefined ? model.value : Number(shown)
+      }
+      function mark(t) {
+        const frames = model.frames
+        const slot = model.html ? box.querySelector(".frame-slot") : box
+        if (slot) { slot.innerHTML = frames[Math.min(t, frames.length - 1)] ?? "" }
+        for (const item of box.querySelectorAll("[data-step]")) {
+          const i = Number(item.dataset.step)
+          item.classList.toggle("past", i < t)
+          item.classList.toggle("current", i === t)
+          item.classList.toggle("future", i > t)
+        }
+      }
+      function draw() { box.innerHTML = model.html; mark(frame()) }
+      const onFrame = (event) => mark(event.detail.t)
+      document.addEventListener("lineare:frame", onFrame)
+      model.on("html", draw)
+      model.on("frames", () => mark(frame()))
+      model.on("remove", () => document.removeEventListener("lineare:frame", onFrame))
+      draw()
+    }
+    """
 
-    def _start(self):
-        if self._callback is not None:
-            self._callback.stop()
-        self._clock = (time.monotonic(), self.value)
-        period = max(int(1000 / self.speed), 50)
-        self._callback = pn.state.add_periodic_callback(self._tick, period=period)
-
-    def _tick(self):
-        started, first = self._clock
-        # the frame the clock asks for (ticks jitter around their time: round, don't floor); at least
-        # one frame per tick, more only when this tick is late by over half a frame
-        due = max(self.value + 1, first + math.floor((time.monotonic() - started) * self.speed + 0.5))
-        if due >= self.length - 1:
-            self.value = self.length - 1
-            self.playing = False
-        elif due > self.value:
-            self.value = due                     # jump: frames that could not be drawn in time are skipped
+    def show(self, frames, html="", t=0):
+        """A new run's text: `frames` (one per frame) and, optionally, the part drawn once."""
+        self.param.update(html=html, frames=list(frames), value=t)

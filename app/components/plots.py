@@ -1,15 +1,23 @@
-"""Pictures that change every animation frame: Bokeh figures whose data sources are patched in place.
+"""Pictures: Bokeh figures whose data sources are patched in place, and that can hold a whole run.
 
 Measured on a 2-core machine: updating a `ColumnDataSource` costs about a millisecond per picture, a
-HoloViews redraw 50–700 ms (app/README.md, "Decisions"), so every picture is built from Bokeh glyphs
-whose data sources are patched in place. Colour ranges
-are set once per run (`set_limit`) and then stay fixed while the frames change, so a colour means
-the same number at every step. Colours diverge around zero (blue negative, white zero, red positive:
-ColorBrewer RdBu, safe for the common colour-vision deficiencies).
+HoloViews redraw 50–700 ms (app/README.md, "Decisions"), so every picture is built from Bokeh glyphs.
+
+Two ways to show numbers:
+- `show(x)`: one picture (pages whose pictures change when a knob moves);
+- `show_frames(frames, t)`: every frame of a run at once. The browser keeps them and the page's
+  `Player` picks the frame to draw (an `IndexFilter` on the source, changed in the browser and never
+  sent back: `syncable=False`), so playing and stepping cost the server nothing. Heat maps travel as
+  8-bit colour indices against the run's fixed colour range (`quantize`); the hover turns an index
+  back into its number (to within 1/127 of the range).
+
+Colour ranges are fixed per run (`set_limit`), never per frame, so a colour means the same number at
+every step. Colours diverge around zero (blue negative, white zero, red positive: ColorBrewer RdBu,
+safe for the common colour-vision deficiencies).
 """
 import numpy as np
-from bokeh.models import (BasicTicker, ColorBar, ColumnDataSource, CustomJSTickFormatter, FactorRange,
-                          FixedTicker, HoverTool, LinearColorMapper, Range1d, Title)
+from bokeh.models import (BasicTicker, CDSView, ColorBar, ColumnDataSource, CustomJSHover, CustomJSTickFormatter,
+                          FactorRange, FixedTicker, HoverTool, IndexFilter, LinearColorMapper, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
@@ -17,6 +25,12 @@ TITLE_SIZE = "16pt"
 LABEL_SIZE = "13pt"
 TICK_SIZE = "11pt"
 EMPTY = "#c9d1db"        # cells that hold nothing yet (a KV cache not filled up to there)
+LEVELS = 255             # colour indices 0 … 254; EMPTY_CODE marks an empty cell
+EMPTY_CODE = 255
+FRAME_TAG = "lineare-frame"      # tags of what the browser-side Player updates: see app/components/player.py
+TEXT_TAG = "lineare-text"
+OUTER_TAG = "lineare-outer"
+DELTA_TAG = "lineare-delta"
 
 
 # RdBu interpolated to 255 colours (Bokeh lists it from blue to red: negative blue, positive red)
@@ -75,40 +89,143 @@ def style_figure(fig, x_label, y_label):
     return fig
 
 
-class MatrixPicture:
-    """A matrix as a heat map (row 0 at the top, like the matrix on paper), with a colour bar."""
+def quantize(values, limit):
+    """8-bit colour indices of `values` on the fixed range [−limit, limit] (NaN → EMPTY_CODE), uint8."""
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.rint((np.clip(values / limit, -1.0, 1.0) + 1.0) * (LEVELS - 1) / 2)
+    return np.where(np.isnan(values), EMPTY_CODE, np.nan_to_num(codes)).astype(np.uint8)
 
-    def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label="value"):
-        self.rows, self.cols = rows, cols
-        self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
-        self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]})
-        self.figure = style_figure(figure(title=title, width=width, height=height,
-                                    x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
-        self.figure.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
-                          color_mapper=self.mapper)
-        self.figure.add_layout(colour_bar(self.mapper), "right")
-        self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
-        self.dh = rows
+
+def rank_one(frames, tolerance=1e-6):
+    """(u [T, rows], w [T, cols]) with frames[t] = u[t] w[t]ᵀ, or None when a frame is not of rank one.
+
+    Every write of the family is an outer product (v kᵀ, β v kᵀ, i v kᵀ): sent as its two vectors it
+    costs rows + cols numbers a frame instead of rows × cols, and the browser multiplies them out."""
+    frames = np.asarray(frames, dtype=np.float64)                                     # [T, rows, cols]
+    T, rows, cols = frames.shape
+    flat = np.abs(frames).reshape(T, -1)
+    pivot = flat.argmax(1)                                                            # the largest entry
+    i, j = np.divmod(pivot, cols)
+    peak = frames[np.arange(T), i, j]                                                 # [T]
+    safe = np.where(peak == 0, 1.0, peak)
+    u = frames[np.arange(T), :, j]                                                    # its column [T, rows]
+    w = frames[np.arange(T), i, :] / safe[:, None]                                    # its row / peak [T, cols]
+    error = np.abs(u[:, :, None] * w[:, None, :] - frames).max()
+    return (u, w) if error <= tolerance * max(np.abs(frames).max(), 1e-300) else None
+
+
+def frame_filter():
+    """The filter of a picture's rows: all of them, or (`set_frame`) those of one frame of a run."""
+    return IndexFilter(indices=[0], syncable=False)
+
+
+def set_frame(view_filter, rows_per_frame, t, upto=False):
+    """Animate: frame t shows rows [t·n, (t+1)·n) (upto: [0, (t+1)·n)). The server points the filter at
+    frame t (what the page shows first); the tag tells the browser's Player to move it from then on."""
+    start = 0 if upto else t * rows_per_frame
+    tags = [FRAME_TAG, rows_per_frame, "upto" if upto else "at"]
+    view_filter.indices = list(range(start, (t + 1) * rows_per_frame))
+    if view_filter.tags != tags:                   # tags hold no models, but Bokeh rescans for them on a change
+        view_filter.tags = tags
+
+
+def show_all(view_filter, rows):
+    """Not animated: every row shown, and the Player leaves this picture alone."""
+    view_filter.indices = list(range(rows))
+    if view_filter.tags:
+        view_filter.tags = []
+
+
+class HeatMap:
+    """What a matrix picture and a rows picture share: the colour scale, one image or a run of them.
+
+    The glyph's mapper takes numbers on [−limit, limit] (`show`) or colour indices 0 … 254 (`show_frames`);
+    the colour bar always shows numbers. Only attributes change between the two, never which models
+    are linked: relinking a model makes Bokeh walk the whole document (~0.2 s on a full page)."""
+
+    def _heat_map(self, fig, rows, cols, value_label):
+        self.scale = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)   # the colour bar
+        self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)  # the glyph
+        self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]}, syncable=False)
+        self.filter = frame_filter()
+        self.glyph = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
+                               view=CDSView(filter=self.filter), color_mapper=self.mapper).glyph
+        fig.add_layout(colour_bar(self.scale), "right")
+        decode = CustomJSHover(args={"mapper": self.mapper, "scale": self.scale}, code="""
+            if (mapper.high_color == null) { return value.toFixed(3) }       // numbers
+            if (value >= 255) { return "—" }                                  // an empty cell
+            return ((value / 127 - 1) * scale.high).toFixed(3)""")            # a colour index
+        fig.add_tools(HoverTool(tooltips=[(value_label, "@image{custom}")], formatters={"@image": decode}))
 
     def set_limit(self, limit):
         """Fix the colour range to [−limit, limit] (call once per run, not per frame)."""
         limit = float(limit) if np.isfinite(limit) and limit > 1e-9 else 1.0
-        self.mapper.update(low=-limit, high=limit)
+        self.scale.update(low=-limit, high=limit)
+        if self.mapper.high_color is None:
+            self.mapper.update(low=-limit, high=limit)
+        return limit
+
+    def show(self, matrix):
+        """One picture, as numbers."""
+        matrix = np.asarray(matrix, dtype=float).reshape(self._shape())
+        self.mapper.update(low=self.scale.low, high=self.scale.high, high_color=None)
+        show_all(self.filter, 1)
+        self._set_tags([])
+        _send_if_changed(self.source, image=[matrix])
+
+    def show_frames(self, frames, limit, t=0):
+        """Every frame of a run ([T, …] numbers), coloured on [−limit, limit]; the server shows frame t.
+        Rank-one frames travel as their two vectors, the others as 8-bit colour indices."""
+        limit = self.set_limit(limit)
+        frames = np.asarray(frames, dtype=float).reshape(-1, *self._shape())                    # [T, r, c]
+        t = min(t, len(frames) - 1)
+        factors = rank_one(frames) if not np.isnan(frames).any() else None
+        if factors is not None:                  # one image, rebuilt by the Player from u[t] w[t]ᵀ
+            u, w = factors
+            self.mapper.update(low=-limit, high=limit, high_color=None)
+            show_all(self.filter, 1)
+            self._set_tags([OUTER_TAG, *self._shape()])
+            self.source.data = {"image": [np.outer(u[t], w[t])], "u": [u.astype(np.float32).ravel()],
+                                "w": [w.astype(np.float32).ravel()]}
+            return
+        codes = quantize(frames, limit)                                                         # [T, r, c]
+        # each frame as its change from the one before (mod 256): a state changes a little per token, so
+        # the changes are small numbers that the websocket's deflate packs far better; the Player adds
+        # them up again when the run arrives
+        steps = np.diff(codes, axis=0, prepend=np.zeros_like(codes[:1]))                        # uint8 wraps
+        self.mapper.update(low=0, high=LEVELS - 1, high_color=EMPTY)
+        set_frame(self.filter, 1, t)
+        self._set_tags([DELTA_TAG])
+        self.source.data = {"image": list(steps)}
+
+    def _set_tags(self, tags):
+        if self.source.tags != tags:
+            self.source.tags = tags
+
+
+class MatrixPicture(HeatMap):
+    """A matrix as a heat map (row 0 at the top, like the matrix on paper), with a colour bar."""
+
+    def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label="value"):
+        self.rows, self.cols = rows, cols
+        self.figure = style_figure(figure(title=title, width=width, height=height,
+                                          x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
+        self._heat_map(self.figure, rows, cols, value_label)
+
+    def _shape(self):
+        return self.rows, self.cols
 
     def set_rows(self, rows):
         """Change the number of rows (a KV cache sized to the sequence)."""
         self.rows = rows
         self.figure.y_range.update(start=rows, end=0)
-        self.figure.renderers[0].glyph.dh = rows
+        self.glyph.dh = rows
 
     def set_cols(self, cols):
         """Change the number of columns (a sequence of another length along x)."""
         self.cols = cols
         self.figure.x_range.update(start=0, end=cols)
-        self.figure.renderers[0].glyph.dw = cols
-
-    def show(self, matrix):
-        _send_if_changed(self.source, image=[np.asarray(matrix, dtype=float)])
+        self.glyph.dw = cols
 
 
 class BarsPicture:
@@ -116,48 +233,57 @@ class BarsPicture:
 
     def __init__(self, title, x_label, y_label, size, *, y_range=(0, 1.05), width=300, height=260,
                  color="#3b6ea8"):
+        self.size = size
         self.source = ColumnDataSource({"x": np.arange(size), "top": np.zeros(size)})
+        self.filter = frame_filter()
         self.figure = style_figure(figure(title=title, width=width, height=height,
-                                    x_range=Range1d(-0.6, size - 0.4), y_range=Range1d(*y_range)),
-                             x_label, y_label)
-        self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color=color)
-        self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal")
+                                          x_range=Range1d(-0.6, size - 0.4), y_range=Range1d(*y_range)),
+                                   x_label, y_label)
+        self.figure.vbar(x="x", top="top", width=0.8, source=self.source, view=CDSView(filter=self.filter),
+                         color=color)
+        self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal", syncable=False)
         self.figure.add_layout(self.subtitle, "above")       # a second line under the title (e.g. β)
         self.figure.add_tools(HoverTool(tooltips=[(x_label, "@x"), (y_label, "@top{0.000}")]))
 
     def set_size(self, size):
+        self.size = size
         self.figure.x_range.update(start=-0.6, end=max(size, 1) - 0.4)
 
     def show(self, values):
         values = np.asarray(values, dtype=float)
+        show_all(self.filter, len(values))
+        self.subtitle.tags = []
         _send_if_changed(self.source, x=np.arange(len(values)), top=values)
 
+    def show_frames(self, frames, t=0, subtitles=None):
+        """Every frame of a run, [T, size]; `subtitles`: one line per frame under the title (or None)."""
+        frames = np.asarray(frames, dtype=float)
+        T, size = frames.shape
+        t = min(t, T - 1)
+        set_frame(self.filter, size, t)
+        # 32-bit numbers: the bars of a run are the larger part of a run's message after the heat maps
+        self.source.data = {"x": np.tile(np.arange(size, dtype=np.int32), T), "top": frames.astype(np.float32).ravel()}
+        texts = list(subtitles) if subtitles is not None else [""] * T
+        self.subtitle.update(text=texts[t], tags=[TEXT_TAG, texts])
 
-class RowsPicture:
+
+class RowsPicture(HeatMap):
     """A few named vectors of the same length, one per row, on a shared diverging colour scale."""
 
     def __init__(self, title, x_label, row_labels, size, *, width=340, height=220, value_label="value"):
-        self.rows = len(row_labels)
-        self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)
-        self.source = ColumnDataSource({"image": [np.full((self.rows, size), np.nan)]})
+        self.rows, self.size = len(row_labels), size
         self.figure = style_figure(figure(title=title, width=width, height=height,
-                                    x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
-        self.figure.image(image="image", x=0, y=0, dw=size, dh=self.rows, source=self.source,
-                          color_mapper=self.mapper)
+                                          x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
+        self._heat_map(self.figure, self.rows, size, value_label)
         self.figure.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(self.rows)])
         self.figure.yaxis.major_label_overrides = {i + 0.5: label for i, label in enumerate(row_labels)}
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
-        self.figure.add_layout(colour_bar(self.mapper), "right")
-        self.figure.add_tools(HoverTool(tooltips=[(value_label, "@image{0.000}")]))
 
-    def set_limit(self, limit):
-        limit = float(limit) if np.isfinite(limit) and limit > 1e-9 else 1.0
-        self.mapper.update(low=-limit, high=limit)
+    def _shape(self):
+        return self.rows, self.size
 
     def set_size(self, size):
         """Change the length of the vectors (e.g. another key dimension)."""
+        self.size = size
         self.figure.x_range.update(start=0, end=size)
-        self.figure.renderers[0].glyph.dw = size
-
-    def show(self, rows):
-        _send_if_changed(self.source, image=[np.asarray(rows, dtype=float).reshape(self.rows, -1)])
+        self.glyph.dw = size

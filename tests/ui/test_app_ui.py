@@ -3,7 +3,6 @@ import re
 import time
 from urllib.parse import quote
 
-import pytest
 from babel.messages import pofile
 
 from app import i18n

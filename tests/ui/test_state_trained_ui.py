@@ -25,7 +25,8 @@ def test_playing_steps_the_model_and_marks_its_answers(open_page):
     page.get_by_text("Step 15 of 64", exact=True).wait_for()
     assert page.locator(".tok").count() == 64
     assert page.locator(".tok.current").get_attribute("data-step") == "14"
-    assert page.locator(".tok .ok, .tok .bad").count() == 0            # no question reached yet
+    assert page.locator(".tok .ok, .tok .bad").count() == 8             # every answer is in the page …
+    assert page.locator(".tok .ok:visible, .tok .bad:visible").count() == 0   # … shown once its question is reached
     assert not page.get_by_text("Forget α", exact=False).is_visible()    # mechanism knobs are hidden
     before = state_picture(page)
 

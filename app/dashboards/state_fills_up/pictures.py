@@ -1,11 +1,14 @@
 """The cards of one head of "The state fills up": its pictures, each with its explanation under it.
 
-`HeadPanel.configure` chooses the cards for a variant and fixes their colour ranges for a run;
-`HeadPanel.draw` shows one `model.HeadFrame`. Nothing here computes: the numbers come from the model.
+`HeadPanel.configure` chooses the cards for a variant and the size of a run; `HeadPanel.show_run`
+sends every `model.HeadFrame` of the run at once, on the run's fixed colour ranges, and the browser's
+player draws them frame by frame. Nothing here computes: the numbers come from the model.
 """
+import numpy as np
 import panel as pn
 
 from app import mechanism
+from app.components.player import FrameText
 from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
 from app.components.text import Explanation
 from app.dashboards.state_fills_up.texts import ANSWER_CSS
@@ -46,7 +49,7 @@ class HeadPanel:
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
         self.cards, self.pictures, self.notes = {}, {}, []
-        self.answer = pn.pane.HTML(stylesheets=[ANSWER_CSS], margin=(0, 10), width=360)
+        self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=360)      # mechanism mode
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
 
     def _make(self, name):
@@ -129,8 +132,8 @@ class HeadPanel:
         for note in self.notes:
             note.visible = shown
 
-    def configure(self, variant, length, limits):
-        """Choose the cards for `variant` and fix their colour ranges for a run of `length` tokens."""
+    def configure(self, variant, length):
+        """Choose the cards for `variant` and size them for a run of `length` tokens."""
         record = REGISTRY[variant]
         if record.fixed_state:
             names = ["state", "write", "transition"] + (["delta"] if record.corrects else []) + ["readout"]
@@ -139,29 +142,22 @@ class HeadPanel:
         cards = [self.card(n) for n in names]
         if self.layout.objects != cards:
             self.layout.objects = cards
-        p = self.pictures
-        if record.fixed_state:
-            p["state"].set_limit(limits["state"])
-            p["write"].set_limit(limits["write"])
-        else:
-            p["cache"].set_rows(length)
-            p["cache"].set_limit(limits["target"])
-            p["attention"].set_size(length)
-        if "delta" in names:
-            p["delta"].set_limit(limits["delta"])
-        p["readout"].set_limit(limits["output"])
+        if not record.fixed_state:
+            self.pictures["cache"].set_rows(length)
+            self.pictures["attention"].set_size(length)
 
-    def draw(self, frame):
-        """Show one `model.HeadFrame` on the cards `configure` chose."""
-        p = self.pictures
-        if frame.cache is not None:
-            p["cache"].show(frame.cache)
-            p["attention"].show(frame.attention)
+    def show_run(self, frames, limits, t):
+        """Every `model.HeadFrame` of a run, on the run's colour ranges (`model.limits_of`); frame t first."""
+        p, first = self.pictures, frames[0]
+        stack = lambda name: np.stack([getattr(f, name) for f in frames])                  # [T, …]
+        if first.cache is not None:
+            p["cache"].show_frames(stack("cache"), limits["target"], t)
+            p["attention"].show_frames(stack("attention"), t)
         else:
-            p["state"].show(frame.state)
-            p["write"].show(frame.write)
-            p["transition"].show(frame.kept)
-            p["transition"].subtitle.text = "" if frame.beta is None else f"β = {format_number(frame.beta, 2)}"
-        if frame.correction is not None:
-            p["delta"].show(frame.correction)
-        p["readout"].show(frame.output)
+            p["state"].show_frames(stack("state"), limits["state"], t)
+            p["write"].show_frames(stack("write"), limits["write"], t)
+            betas = ["" if f.beta is None else f"β = {format_number(f.beta, 2)}" for f in frames]
+            p["transition"].show_frames(stack("kept"), t, subtitles=betas)
+        if first.correction is not None:
+            p["delta"].show_frames(stack("correction"), limits["delta"], t)
+        p["readout"].show_frames(stack("output"), limits["output"], t)

@@ -1,7 +1,9 @@
 """What "The state fills up" writes: the token strips, the answers, the notices, the checkpoint's card.
 
 Every function returns text (HTML escaped here, or Markdown with formulas for `Explanation`) for one
-run at one token; the numbers it words come from the model (`mechanism.Run`, `model.TrainedRun`).
+run, or one run at one token; the numbers it words come from the model (`mechanism.Run`,
+`model.TrainedRun`). The token strips are drawn once per run: the browser's player marks the current
+token (`data-step`), and an answer shows once its token is reached.
 """
 import html
 
@@ -18,6 +20,7 @@ STRIP_CSS = """
 .tok .answer { display: block; font-size: 13px; font-family: sans-serif; min-height: 17px; color: #52606d; }
 .tok.ask { border-style: dashed; }
 .tok.future { opacity: 0.35; }
+.tok.future .answer > span { visibility: hidden; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 .ok { color: #1a7f37; font-weight: 700; }
 .bad { color: #b42318; font-weight: 700; }
@@ -52,13 +55,13 @@ def problem_messages(problems):
     return messages
 
 
-def token_strip(result, t):
-    """Mechanism mode: one box per token, the current one lit, the memory's answer under each question."""
+def token_strip(result):
+    """Mechanism mode: one box per token, the memory's answer under each question."""
     boxes = []
     for i, (token, (answer, _similarity, expected)) in enumerate(zip(result.tokens, result.answers)):
-        classes = ["tok", token.kind, "current" if i == t else ("future" if i > t else "past")]
+        classes = ["tok", token.kind]
         below = ""
-        if token.kind == "ask" and i <= t:
+        if token.kind == "ask":
             if expected is None:
                 below = '<span class="bad">%s</span>' % html.escape(_("never stored"))
             elif answer == expected:
@@ -67,8 +70,7 @@ def token_strip(result, t):
                 below = f'<span class="bad">{html.escape(answer or "—")} ✗</span>'
         boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token.text)}'
                      f'<span class="answer">{below}</span></div>')
-    step = html.escape(_("Step {t} of {n}").format(t=t + 1, n=len(result.tokens)))
-    return f'<div style="font-size:15px;color:#52606d;margin-bottom:4px">{step}</div><div class="strip">{"".join(boxes)}</div>'
+    return f'<div class="strip">{"".join(boxes)}</div>'
 
 
 def memory_line(result, t):
@@ -155,26 +157,23 @@ def about_checkpoint(run):
     return plain, formulas
 
 
-def trained_strip(run, t):
+def trained_strip(run):
     """Trained mode: one box per token id (k, v or filler), the model's answer under each query."""
     vocab, predictions = run.vocab_size, run.predictions
     boxes = []
     for i, token in enumerate(run.inputs.tolist()):
         kind = "filler" if token == 0 else ("key" if token < vocab // 2 else "value")
-        classes = ["tok", kind, "current" if i == t else ("future" if i > t else "past")]
+        classes = ["tok", kind]
         below = ""
         if run.asked(i):
             classes.append("ask")
-            if i <= t:
-                right = run.right(i)
-                below = '<span class="%s">%s %s</span>' % ("ok" if right else "bad",
-                                                          html.escape(token_label(int(predictions[i]), vocab)),
-                                                          "✓" if right else "✗")
+            right = run.right(i)
+            below = '<span class="%s">%s %s</span>' % ("ok" if right else "bad",
+                                                      html.escape(token_label(int(predictions[i]), vocab)),
+                                                      "✓" if right else "✗")
         boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token_label(token, vocab))}'
                      f'<span class="answer">{below}</span></div>')
-    step = html.escape(_("Step {t} of {n}").format(t=t + 1, n=len(run.inputs)))
-    return (f'<div style="font-size:15px;color:#52606d;margin-bottom:4px">{step}</div>'
-            f'<div class="strip compact">{"".join(boxes)}</div>')
+    return f'<div class="strip compact">{"".join(boxes)}</div>'
 
 
 def trained_memory_line(run, t):

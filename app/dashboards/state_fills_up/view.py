@@ -1,7 +1,8 @@
 """The page of "The state fills up": the token strip, the player, and the cards of every head.
 
-`StateView` watches a `model.StateStore` and draws it; it owns the `Player` (its value is the token
-shown) and the per-head `HeadPanel`s, and nothing of the data.
+`StateView` watches a `model.StateStore` and draws it; it owns the `Player` and the per-head
+`HeadPanel`s, and nothing of the data. When the run changes, every frame of it goes to the browser at
+once (pictures and per-frame texts), and the player animates it there without asking the server.
 """
 import html
 
@@ -9,7 +10,7 @@ import panel as pn
 
 from app import mechanism
 from app.components.controls import mechanism_knobs, sidebar_label
-from app.components.player import Player
+from app.components.player import FrameText, Player
 from app.components.text import TEXT_CSS, Explanation
 from app.dashboards.base import DashboardView, title
 from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
@@ -19,7 +20,7 @@ from app.dashboards.state_fills_up.texts import (ANSWER_CSS, STRIP_CSS, TRAINED_
                                                  prediction_html, problem_messages, token_strip, trained_memory_line,
                                                  trained_strip)
 from app.i18n import _
-from app.urlstate import read_query, write_query
+from app.urlstate import read_query
 from app.variants import REGISTRY, label
 
 
@@ -57,9 +58,9 @@ class StateView(DashboardView):
 
         self.rule = Explanation(session, sizing_mode="stretch_width")
         self.about = Explanation(session, sizing_mode="stretch_width")          # trained mode: the checkpoint
-        self.strip = pn.pane.HTML(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.memory = pn.pane.HTML(stylesheets=[TEXT_CSS], margin=(4, 10), sizing_mode="stretch_width")
-        self.prediction = pn.pane.HTML(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
+        self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.memory = FrameText(stylesheets=[TEXT_CSS], margin=(4, 10), sizing_mode="stretch_width")
+        self.prediction = FrameText(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
         self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
@@ -70,8 +71,6 @@ class StateView(DashboardView):
         self.shown_panels = []                                  # trained mode: (layer, HeadPanel) on the page
         self.trained_area = pn.Column(sizing_mode="stretch_width", margin=0)
         store.param.watch(self._reconfigure, ["mode", "layer", "result", "problems", "trained", "failure"])
-        self.player.param.watch(self._draw, "value")
-        write_query(self.player, Player.URL)
         self._reconfigure()
 
     def controls(self):
@@ -99,7 +98,7 @@ class StateView(DashboardView):
             store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
             sizing_mode="stretch_width", height=90)
         heads = pn.widgets.RadioButtonGroup.from_param(
-            store.param.heads, name=_("Heads"), options={"1": 1, "2": 2}, button_type="primary",
+            store.param.heads, name=_("Heads"), options={"1": 1, "2": 2, "4": 4}, button_type="primary",
             button_style="outline", sizing_mode="stretch_width")
         alpha, beta, seed = mechanism_knobs(store)
         mode_label, layer_label = sidebar_label(_("Mode")), sidebar_label(_("Layer"))
@@ -139,7 +138,7 @@ class StateView(DashboardView):
             else:
                 self._configure_mechanism()
             self.player.length = self.store.length()
-            self._draw()
+            self._send_run()
 
     def _describe(self, variant):
         record = REGISTRY[variant]
@@ -164,7 +163,7 @@ class StateView(DashboardView):
             panel.layout.visible = self.head_titles[h].visible = shown
             self.head_titles[h].object = "<b>%s</b>" % html.escape(_("Head {n}").format(n=h + 1))
             if shown:
-                panel.configure(result.variant, len(result.records), store.limits)
+                panel.configure(result.variant, len(result.records))
         self.head_titles[0].visible = store.heads > 1
 
     def _configure_trained(self):
@@ -192,36 +191,39 @@ class StateView(DashboardView):
                 if panel is None or (panel.d_k, panel.d_v) != (config["d_k"], config["d_v"]):
                     panel = self.layer_panels[l, h] = HeadPanel(h, self.session, explain=True, name=name,
                                                                 d_k=config["d_k"], d_v=config["d_v"])
-                panel.configure(run.variant, len(run.inputs), run.limits[l])
+                panel.configure(run.variant, len(run.inputs))
                 panel.show_notes(not self.shown_panels)         # explanations under the first panel only
                 objects.append(panel.layout)
                 self.shown_panels.append((l, panel))
         self.trained_area.objects = objects
 
-    def _draw(self, *_events):
+    def _send_run(self):
+        """Every frame of the current run to the browser, then tell the player a new run is there."""
         store = self.store
-        t = min(self.player.value, store.length() - 1)
-        with pn.io.hold():
-            if store.mode == "trained":
-                self._draw_trained(t)
-                return
+        length = store.length()
+        t = self.player.frame()
+        steps = range(length)
+        if store.mode == "trained":
+            run = self.store.trained
+            if run is None:
+                for text in (self.strip, self.memory, self.prediction):
+                    text.show([""])
+            else:
+                self.strip.show([""] * length, html=trained_strip(run), t=t)
+                self.memory.show([trained_memory_line(run, i) for i in steps], t=t)
+                self.prediction.show([prediction_html(run, i) for i in steps], t=t)
+                for l, panel in self.shown_panels:
+                    panel.show_run([head_frame(run.variant, run.layers[l], panel.head, i) for i in steps],
+                                   run.limits[l], t)
+        else:
             result = store.result
-            self.strip.object = token_strip(result, t)
-            self.memory.object = memory_line(result, t)
+            self.strip.show([""] * length, html=token_strip(result), t=t)
+            self.memory.show([memory_line(result, i) for i in steps], t=t)
             for h in range(store.heads):
-                self.heads[h].draw(head_frame(result.variant, result.records, h, t))
-            self.heads[0].answer.object = answer_html(result, t)
-
-    def _draw_trained(self, t):
-        run = self.store.trained
-        if run is None:
-            self.strip.object = self.memory.object = self.prediction.object = ""
-            return
-        self.strip.object = trained_strip(run, t)
-        self.memory.object = trained_memory_line(run, t)
-        self.prediction.object = prediction_html(run, t)
-        for l, panel in self.shown_panels:
-            panel.draw(head_frame(run.variant, run.layers[l], panel.head, t))
+                self.heads[h].show_run([head_frame(result.variant, result.records, h, i) for i in steps],
+                                       store.limits, t)
+            self.heads[0].answer.show([answer_html(result, i) for i in steps], t=t)
+        self.player.new_run(length)
 
 
 build = StateView.build

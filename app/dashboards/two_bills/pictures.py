@@ -6,7 +6,7 @@ import numpy as np
 import panel as pn
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.dashboards.two_bills.model import STATE_VARIANTS, byte_unit
+from app.dashboards.two_bills.model import byte_unit
 from app.i18n import _
 from app.variants import REGISTRY
 

@@ -9,16 +9,16 @@ import param
 
 from app.components.controls import sidebar_label
 from app.components.curves import BLUE, VERMILLION, CurvesPicture
-from app.components.player import Player
+from app.components.player import FrameText, Player
 from app.components.text import Explanation
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.two_bills.calculator import CalculatorStore
 from app.dashboards.two_bills.calculator_view import CalculatorView
 from app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES, STATE_VARIANTS, TOKEN_CHOICES,
                                             GenerationStore, byte_unit, format_bytes, format_ms, rolling_median)
-from app.dashboards.two_bills.pictures import HistoryChart, bill_html, status_pane
+from app.dashboards.two_bills.pictures import STATUS_CSS, HistoryChart, bill_html, status_pane
 from app.i18n import _, current_language, format_number
-from app.urlstate import read_query, write_query
+from app.urlstate import read_query
 from app.variants import REGISTRY
 
 
@@ -131,7 +131,7 @@ class GenerationView(pn.viewable.Viewer):
         self.times.label("state", "", ["state_each", "state_median"])
         self.history = HistoryChart(store, language)
 
-        self.status = status_pane(margin=(4, 10))
+        self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.setup = status_pane(margin=(0, 10))
         memory_text = Explanation(
             session, width=580,
@@ -174,9 +174,7 @@ class GenerationView(pn.viewable.Viewer):
             sizing_mode="stretch_width")
         store.param.watch(self._reconfigure, ["result"])
         store.param.watch(self._draw_setup, ["measuring"])
-        self.player.param.watch(self._draw, "value")
-        session.param.watch(lambda _e: self._draw(), "level")
-        write_query(self.player, Player.URL)
+        session.param.watch(lambda _e: self._send_run(self.player.frame()), "level")
         self._reconfigure()
 
     def controls(self):
@@ -227,11 +225,8 @@ class GenerationView(pn.viewable.Viewer):
             # the scale follows the typical times; a single token slowed down by the machine may fall off the top
             top = max(rolling_median(result.softmax_ms).max(), rolling_median(result.state_ms).max())
             self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))
-            self.player.length = result.tokens
-            if events:                           # a new run: show all of it (Play replays it)
-                self.player.value = result.tokens - 1
             self._draw_setup()
-            self._draw()
+            self._send_run(result.tokens - 1 if events else self.player.frame(), show_whole=bool(events))
 
     def _draw_setup(self, *_events):
         result = self.store.result
@@ -252,21 +247,25 @@ class GenerationView(pn.viewable.Viewer):
             notes += '<p class="note">%s</p>' % html.escape(_("Measuring with the new settings…"))
         self.setup.object = f'<p class="note">{html.escape(setup)}</p>{notes}'
 
-    def _draw(self, *_events):
-        result, t = self.store.result, min(self.player.value, self.store.result.tokens - 1)
+    def _send_run(self, t, show_whole=False):
+        """The whole run to the browser (the player reveals it token by token); the server shows token t.
+        The rolling medians look back only, so the first points of the whole run are those of a shorter one."""
+        result = self.store.result
         size, _symbol = self.unit
-        shown = slice(0, t + 1)
         numbers = np.arange(1, result.tokens + 1)
+        self.player.length = result.tokens
+        t = min(t, result.tokens - 1)
         with pn.io.hold():
-            self.memory.show("cache", result.held[shown], result.kv_cache_bytes[shown] / size)
-            self.memory.show("state", result.held[shown], result.state_bytes[shown] / size)
-            self.memory.show("cache_now", result.held[t:t + 1], result.kv_cache_bytes[t:t + 1] / size)
-            self.memory.show("state_now", result.held[t:t + 1], result.state_bytes[t:t + 1] / size)
-            self.times.show("softmax_each", numbers[shown], result.softmax_ms[shown])
-            self.times.show("state_each", numbers[shown], result.state_ms[shown])
-            self.times.show("softmax_median", numbers[shown], rolling_median(result.softmax_ms[shown]))
-            self.times.show("state_median", numbers[shown], rolling_median(result.state_ms[shown]))
-            self.status.object = self._status(result, t)
+            self.memory.show_frames("cache", result.held, result.kv_cache_bytes / size, t)
+            self.memory.show_frames("state", result.held, result.state_bytes / size, t)
+            self.memory.show_frames("cache_now", result.held, result.kv_cache_bytes / size, t, upto=False)
+            self.memory.show_frames("state_now", result.held, result.state_bytes / size, t, upto=False)
+            self.times.show_frames("softmax_each", numbers, result.softmax_ms, t)
+            self.times.show_frames("state_each", numbers, result.state_ms, t)
+            self.times.show_frames("softmax_median", numbers, rolling_median(result.softmax_ms), t)
+            self.times.show_frames("state_median", numbers, rolling_median(result.state_ms), t)
+            self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
+            self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
     def _status(self, result, t):
         name = _(REGISTRY[result.variant].label)

@@ -1,0 +1,89 @@
+"""Animation in the browser: the server sends a run once; playing and stepping send nothing back."""
+import hashlib
+
+STATE = "/state?lang=en&variant=deltanet&preset=phonebook"
+
+
+def frame(page):
+    return int(page.evaluate("document.body.dataset.lineareFrame"))
+
+
+def url_frame(page):
+    return page.evaluate("new URL(location.href).searchParams.get('t')")
+
+
+def counting(page):
+    """Messages the page sends to the server over its websocket, counted from now on."""
+    sent = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    return sent
+
+
+def picture(page, n=0):
+    return hashlib.sha256(page.locator(".bk-Figure").nth(n).screenshot()).hexdigest()
+
+
+def answer_shown(page, step):
+    """Is the memory's answer under the token of `step` visible (answers appear once reached)?"""
+    return page.locator(f'[data-step="{step}"] .answer > span').evaluate(
+        "span => getComputedStyle(span).visibility") == "visible"
+
+
+def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page):
+    visit = open_page()
+    page = visit.page
+    sent = counting(page)
+    visit.open(STATE + "&t=2&speed=8")
+    page.wait_for_function("() => document.body.dataset.lineareFrame === '2'", timeout=30_000)
+    page.wait_for_timeout(1500)                              # the page's own first messages
+    assert url_frame(page) == "2" and not answer_shown(page, 5)          # "Bruno?" not reached yet
+    before, quiet = picture(page), len(sent)
+    page.get_by_role("heading", name="The state fills up").click()
+    for _ in range(3):
+        page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => document.body.dataset.lineareFrame === '5'")
+    page.wait_for_timeout(300)
+    assert url_frame(page) == "5" and answer_shown(page, 5) and picture(page) != before
+    page.get_by_role("button", name="▶ Play").click()
+    page.get_by_role("button", name="▶ Play").wait_for(timeout=10_000)   # played to the end and stopped
+    assert frame(page) == 10 and url_frame(page) == "10"
+    page.get_by_role("button", name="Forward ▶").click()                 # at the end: stays there
+    page.get_by_role("button", name="◀ Back").click()
+    assert frame(page) == 9
+    assert len(sent) == quiet, "the player talked to the server"
+    assert visit.errors == []
+
+
+def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
+    visit = open_page()
+    page = visit.page
+    sent = counting(page)
+    visit.open(STATE + "&t=4")
+    page.wait_for_function("() => document.body.dataset.lineareFrame === '4'", timeout=30_000)
+    page.wait_for_timeout(1500)
+    quiet, before = len(sent), picture(page)
+    page.locator("select").first.select_option(label="GLA")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('variant') === 'gla'")
+    page.wait_for_timeout(1000)
+    assert len(sent) > quiet                                  # the knob went to the server …
+    assert frame(page) == 4 and url_frame(page) == "4"        # … and the frame stayed where it was
+    assert picture(page) != before
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('t') === '5'")
+    assert visit.errors == []
+
+
+def test_a_link_with_a_frame_reopens_it_and_two_bills_plays_in_the_browser(open_page):
+    visit = open_page()
+    page = visit.page
+    sent = counting(page)
+    visit.open("/two-bills?lang=en&tokens=16&t=3")
+    page.wait_for_function("() => document.body.dataset.lineareFrame === '3'", timeout=60_000)
+    page.get_by_text("Token 4 of 16", exact=False).wait_for()
+    page.wait_for_timeout(1500)
+    quiet = len(sent)
+    page.get_by_role("heading", name="Two bills").click()
+    page.keyboard.press("ArrowRight")
+    page.get_by_text("Token 5 of 16", exact=False).wait_for()
+    assert url_frame(page) == "4" and len(sent) == quiet
+    assert visit.errors == []
