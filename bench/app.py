@@ -19,7 +19,7 @@ player.py). So:
    KNOBS: open the page, then per repetition press the knob's key and time it. A capture-phase
    keydown listener on `window` (the first page code to see the key) takes t0 = performance.now()
    and starts polling the target picture: at every animation frame it hashes the pixels of the
-   figure's canvas (FNV-1a over getImageData); at the first frame whose hash differs from the one
+   figure's canvases (FNV-1a over getImageData of every layer); at the first frame whose hash differs from the one
    taken before the key, the new picture is on the canvas and is painted at the end of that frame,
    so a setTimeout(0) queued from there (it runs after the paint) takes t1. press → picture = t1 − t0.
    Per press it also counts the websocket messages the page sent and the bytes it received (player
@@ -172,11 +172,13 @@ def server_part(variants, log):
 
 WATCH_JS = """() => {
   if (window.__bench) { return }
-  const hash = (canvas) => {
-    const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data
-    const words = new Uint32Array(pixels.buffer)
+  const hash = (canvases) => {        // every layer of the figure: glyphs are drawn on the overlay canvas
     let h = 2166136261
-    for (let i = 0; i < words.length; i++) { h = Math.imul(h ^ words[i], 16777619) }
+    for (const canvas of canvases) {
+      const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data
+      const words = new Uint32Array(pixels.buffer)
+      for (let i = 0; i < words.length; i++) { h = Math.imul(h ^ words[i], 16777619) }
+    }
     return h >>> 0
   }
   const b = window.__bench = { armed: false, canvas: null, before: null, after: null, t0: null, t1: null,
@@ -199,15 +201,14 @@ WATCH_JS = """() => {
     if (b.armed && b.t0 === null) { b.t0 = performance.now(); requestAnimationFrame(poll) }
   }, true)
   b.arm = (figure) => {
-    const find = (root) => {
+    const find = (root, found) => {
       for (const el of root.querySelectorAll("*")) {
-        if (el.tagName === "CANVAS") { return el }
-        const inner = el.shadowRoot && find(el.shadowRoot)
-        if (inner) { return inner }
+        if (el.tagName === "CANVAS") { found.push(el) }
+        if (el.shadowRoot) { find(el.shadowRoot, found) }
       }
-      return null
+      return found
     }
-    b.canvas = find(figure.shadowRoot || figure)
+    b.canvas = find(figure.shadowRoot || figure, [])
     Object.assign(b, { before: hash(b.canvas), after: null, t0: null, t1: null, failed: false, armed: true })
   }
 }"""

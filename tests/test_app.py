@@ -63,7 +63,7 @@ def test_url_values_are_cleaned_with_notices():
         values, notices = read_query(StateStore, StateStore.URL, args(
             variant="nope", alpha="abc", heads="7", pairs="-3", seed="1e999", beta="nan", preset="crowd"))
     assert values["variant"] == "linear" and values["preset"] == "crowd"
-    assert values["heads"] == 2 and values["pairs"] == 1
+    assert values["heads"] == 4 and values["pairs"] == 1
     assert values["alpha"] == StateStore.param.alpha.default and values["beta"] == StateStore.param.beta.default
     assert values["seed"] == StateStore.param.seed.default
     assert len(notices) == 6 and all(isinstance(n, str) and n for n in notices)

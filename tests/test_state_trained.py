@@ -12,7 +12,7 @@ from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, TRAINED_QUANTIL
 from app.dashboards.state_fills_up.texts import failure_message
 from app.dashboards.state_fills_up.view import StateView, read_store_query
 from app.i18n import language
-from app.components.plots import quantize
+from app.components.plots import nice_limit, quantize
 from app.session import Session
 from app.urlstate import serialize
 from engine import checkpoint, tasks
@@ -90,16 +90,17 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     picture = view.shown_panels[0][1].pictures["state"]
     states = np.abs([r.state for r in store.trained.layers[1]])                 # fixed over the run
     limit = np.percentile(states, TRAINED_QUANTILE)
-    assert picture.scale.high == pytest.approx(limit)
-    assert picture.scale.high < states.max()                             # a few outliers saturate
-    frames = picture.source.data["image"]                               # the whole run, as colour indices
+    assert picture.scale.high == pytest.approx(nice_limit(limit))       # rounded up to a round number
+    assert limit <= picture.scale.high <= 1.25 * limit < states.max()    # a few outliers saturate
+    steps = np.stack(picture.source.data["image"]).astype(np.int64)    # the run: each frame's change …
+    frames = np.cumsum(steps, axis=0) % 256                             # … added up, as the browser does
     assert len(frames) == 64
     np.testing.assert_array_equal(frames[20], quantize(store.trained.layers[1][20].state[0, 0], picture.scale.high))
     assert {"state", "write", "transition", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
     store.layer = "both"
     assert [l for l, _panel in view.shown_panels] == [0, 1]
-    np.testing.assert_array_equal(picture.source.data["image"][21],
-                                  quantize(store.trained.layers[1][21].state[0, 0], picture.scale.high))
+    frames = np.cumsum(np.stack(picture.source.data["image"]).astype(np.int64), axis=0) % 256
+    np.testing.assert_array_equal(frames[21], quantize(store.trained.layers[1][21].state[0, 0], picture.scale.high))
 
 
 def test_mechanism_knobs_hide_in_trained_mode():
