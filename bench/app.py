@@ -84,7 +84,9 @@ KNOBS = [
     # the trained DeltaNet checkpoint on an MQAR example: layer 1's 64×64 memory S (both layers shown)
     Knob("state, trained: step → / ←", "/state?lang=en&mode=trained&variant=deltanet", figure=0,
          target_ms=100, silent=True),
-    # a knob that changes the run: the α slider (±0.01) with 4 heads → the server sends new frames
+    # a knob that changes the run: the α slider (±0.01) → the server sends new frames (1 and 4 heads)
+    Knob("state: α slider → new run", "/state?lang=en&variant=gated_deltanet&t=6", figure=0,
+         target_ms=300, keys=("ArrowLeft", "ArrowRight"), focus=0),
     Knob("state, 4 heads: α slider → new run", "/state?lang=en&variant=gated_deltanet&heads=4&t=6", figure=0,
          target_ms=300, keys=("ArrowLeft", "ArrowRight"), focus=0),
     # the α slider of the knob page, with a per-token gate so that α acts: the memory S after the sequence
