@@ -17,7 +17,8 @@ import numpy as np
 from bokeh.models import CDSView, ColumnDataSource, Legend, LegendItem, Range1d
 from bokeh.plotting import figure
 
-from app.components.plots import LABEL_SIZE, frame_filter, number_format, set_frame, show_all, style_figure
+from app.components.plots import (LABEL_SIZE, PREFIX_TAG, frame_filter, number_format, set_frame, show_all,
+                                  style_figure)
 
 VERMILLION = "#d55e00"      # Okabe-Ito
 BLUE = "#0072b2"
@@ -44,16 +45,18 @@ class CurvesPicture:
         self.figure.add_layout(self.legend, "below")
         self.sources, self.filters, self.renderers, self.items = {}, {}, {}, {}
 
-    def _series(self, name):
+    def _series(self, name, filtered=True):
         if name in self.sources:
             raise ValueError(f"a series named {name!r} exists already")
-        self.sources[name] = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)})
+        self.sources[name] = ColumnDataSource({"x": np.zeros(0), "y": np.zeros(0)}, syncable=False)
+        if not filtered:                      # Bokeh filters no connected glyph (a line): see show_frames
+            return dict(source=self.sources[name])
         self.filters[name] = frame_filter()
         return dict(source=self.sources[name], view=CDSView(filter=self.filters[name]))
 
     def line(self, name, *, color, dash="solid", width=3, alpha=1.0):
         self.renderers[name] = self.figure.line("x", "y", color=color, line_dash=dash, line_width=width,
-                                                line_alpha=alpha, level="overlay", **self._series(name))
+                                                line_alpha=alpha, level="overlay", **self._series(name, False))
         return self.renderers[name]
 
     def dots(self, name, *, color, marker="circle", size=7, alpha=0.45):
@@ -84,10 +87,24 @@ class CurvesPicture:
 
     def show(self, name, x, y):
         """These points of series `name`."""
-        show_all(self.filters[name], len(x))
+        if name in self.filters:
+            show_all(self.filters[name], len(x))
+        elif self.sources[name].tags:
+            self.sources[name].tags = []
         self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
 
     def show_frames(self, name, x, y, t, upto=True):
-        """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone."""
-        set_frame(self.filters[name], 1, min(t, len(x) - 1), upto=upto)
-        self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+        """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone.
+        Dots hide the others with a frame filter; a line keeps all its points in `y_all` and the Player
+        cuts it after frame t (NaN: a gap), as Bokeh filters no line."""
+        x, y, t = np.asarray(x, dtype=float), np.asarray(y, dtype=float), min(t, len(x) - 1)
+        if name in self.filters:
+            set_frame(self.filters[name], 1, t, upto=upto)
+            self.sources[name].data = {"x": x, "y": y}
+            return
+        if not upto:
+            raise ValueError(f"the line {name!r} shows points 0 … t only (upto=True)")
+        shown = np.where(np.arange(len(y)) <= t, y, np.nan)
+        if self.sources[name].tags != [PREFIX_TAG]:
+            self.sources[name].tags = [PREFIX_TAG]
+        self.sources[name].data = {"x": x, "y": shown, "y_all": y}

@@ -7,7 +7,8 @@
 
 The buttons, the keyboard (Space plays or pauses, ← and → step) and the clock all run in the browser:
 at each frame the player points every picture's frame filter (`plots.FRAME_TAG`) at the frame,
-multiplies out every rank-one picture (`plots.OUTER_TAG`: u[t] w[t]ᵀ), sets every per-frame title
+multiplies out every rank-one picture (`plots.OUTER_TAG`: u[t] w[t]ᵀ), cuts every growing line after
+frame t (`plots.PREFIX_TAG`), sets every per-frame title
 (`plots.TEXT_TAG`), tells every `FrameText` (a `lineare:frame` event on the document) and writes `t`
 and `speed` into the address bar (`history.replaceState`). None of it is sent
 to the server (the models it changes are `syncable=False`), so a class of viewers playing at 8 tokens
@@ -49,7 +50,8 @@ class Player(JSComponent):
     _stylesheets = [PLAYER_CSS]
 
     _esm = """
-    const FRAME = "lineare-frame", TEXT = "lineare-text", OUTER = "lineare-outer", DELTA = "lineare-delta"
+    const FRAME = "lineare-frame", TEXT = "lineare-text", OUTER = "lineare-outer", DELTA = "lineare-delta",
+          PREFIX = "lineare-prefix"
 
     // a run whose frames came as changes from the frame before (mod 256): add them up, once per run
     const decoded = new WeakSet()
@@ -120,6 +122,10 @@ class Player(JSComponent):
             m.indices = indices
           } else if (tags[0] === TEXT) {
             m.text = tags[1][t] ?? ""
+          } else if (tags[0] === PREFIX) {          // a line up to frame t: a gap (NaN) after it
+            const all = m.data.y_all, y = new Float64Array(all.length)
+            for (let i = 0; i < all.length; i++) { y[i] = i <= t ? all[i] : NaN }
+            m.data = {...m.data, y}
           } else if (tags[0] === OUTER) {           // a rank-one picture: u[t] w[t]ᵀ
             const [, rows, cols] = tags, u = m.data.u[0], w = m.data.w[0], image = m.data.image[0]
             const values = new Float64Array(rows * cols)

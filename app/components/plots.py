@@ -34,6 +34,7 @@ FRAME_TAG = "lineare-frame"      # tags of what the browser-side Player updates:
 TEXT_TAG = "lineare-text"
 OUTER_TAG = "lineare-outer"
 DELTA_TAG = "lineare-delta"
+PREFIX_TAG = "lineare-prefix"     # a line shown up to the current frame (curves.CurvesPicture)
 
 
 # RdBu interpolated to 255 colours (Bokeh lists it from blue to red: negative blue, positive red)
