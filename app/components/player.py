@@ -143,7 +143,7 @@ class Player(JSComponent):
       }
 
       function label() {
-        play.textContent = playing ? "⏸ " + words.pause : "▶ " + words.play
+        play.textContent = playing ? "❚❚ " + words.pause : "▶ " + words.play
         speedText.textContent = words.speed.replace("{speed}", speed.toLocaleString(words.locale))
       }
 

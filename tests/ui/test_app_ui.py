@@ -113,7 +113,7 @@ def test_play_pause_and_keyboard_step(open_page):
     wait_for_step(page, paused + 1)
     page.wait_for_function(f"() => window.location.search.includes('t={paused}')")   # frame 0-based
     page.get_by_role("button", name="▶ Play").click()        # and with the mouse
-    page.get_by_role("button", name="⏸ Pause").wait_for()
+    page.get_by_role("button", name="❚❚ Pause").wait_for()
 
 
 def test_a_link_reopens_the_same_view(open_page):

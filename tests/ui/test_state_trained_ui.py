@@ -31,9 +31,9 @@ def test_playing_steps_the_model_and_marks_its_answers(open_page):
     before = state_picture(page)
 
     page.get_by_role("button", name="▶ Play").click()
-    page.get_by_role("button", name="⏸ Pause").wait_for()
+    page.get_by_role("button", name="❚❚ Pause").wait_for()
     page.locator(".tok .ok, .tok .bad").first.wait_for(timeout=15_000)  # the first answer, ✓ or ✗
-    page.get_by_role("button", name="⏸ Pause").click()                 # long before the end (step 64)
+    page.get_by_role("button", name="❚❚ Pause").click()                 # long before the end (step 64)
     page.get_by_role("button", name="▶ Play").wait_for()
     page.wait_for_timeout(300)
     step = current_step(page)

@@ -53,7 +53,7 @@ def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     page.get_by_text("768 B", exact=True).wait_for()       # 3 tokens × 2 heads × (16 + 16) numbers × 4 B
     assert memory_picture(page) != before
     page.get_by_role("button", name="▶ Play").click()
-    page.get_by_role("button", name="⏸ Pause").click()
+    page.get_by_role("button", name="❚❚ Pause").click()
     # fewer tokens: a new run, shown whole
     page.get_by_role("button", name="16", exact=True).first.click()
     wait_for_token(page, 16, 16)
