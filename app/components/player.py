@@ -112,7 +112,6 @@ class Player(JSComponent):
       }
 
       function show() {
-        watchSources()
         for (const m of models()) {
           const tags = m.tags || []
           if (tags[0] === FRAME) {
@@ -207,6 +206,8 @@ class Player(JSComponent):
       // update has arrived (the sources and texts of the same message)
       function newRun() {
         setTimeout(() => {                          // once every property of the message is in
+          watchSources()                            // a new run can bring new pictures
+          hookLocation()
           length = model.length
           if (model.jump >= 0) { t = model.jump }
           if (t > length - 1) { t = length - 1 }
@@ -218,11 +219,16 @@ class Player(JSComponent):
       model.on("length", newRun)
       model.on("jump", () => {})                    // read on a new run (a watcher keeps Panel from re-rendering)
 
-      // the server rewrites the address bar when a knob changes (with the frame it saw at page load):
-      // put this page's frame back
-      const location = models().find(m => m.properties && "search" in m.properties && "pathname" in m.properties)
+      // the server rewrites the address bar when a knob changes (without this page's frame): put the
+      // frame back. Panel makes its Location model when the server first writes the URL, so look for it
+      // again until it is there.
+      let location = null
       const restore = () => setTimeout(writeUrl, 0)
-      if (location) { location.properties.search.change.connect(restore) }
+      function hookLocation() {
+        if (location) { return }
+        location = models().find(m => m.properties && "search" in m.properties && "pathname" in m.properties) || null
+        if (location) { location.properties.search.change.connect(restore) }
+      }
 
       model.on("remove", () => {
         stop()
@@ -231,6 +237,8 @@ class Player(JSComponent):
         delete document.body.dataset.lineareKeys
       })
       label()
+      watchSources()
+      hookLocation()
       show()
     }
     """
