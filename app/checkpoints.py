@@ -3,10 +3,15 @@
     model, sidecar = load_model("deltanet")          # loaded on first use, then shared by every session
     logits, layers = step_through(model, tokens)     # token by token, with every layer's StepRecord
 
-Loading goes through `engine.checkpoint.load`, which verifies the checksums; a missing file raises
-FileNotFoundError, anything else wrong ValueError, both with a message that names the file. Failures
-are not cached, so a repaired file is picked up by the next visitor. The model and the sidecar are
-shared between sessions: read them, never change them.
+Loading goes through `engine.checkpoint.load`, which verifies the checksums, the bounds and the
+shapes before it allocates anything; a missing file raises FileNotFoundError, anything else wrong a
+CheckpointError (a ValueError, so pages catch both with `except (FileNotFoundError, ValueError)`),
+with a message that names the file. Failures are not cached, so a repaired file is picked up by the
+next visitor. The model and the sidecar are shared between sessions: read them, never change them.
+
+The manifest is pinned: MANIFEST_SHA256 is its sha256, so editing files and re-hashing the manifest
+is refused too. After retraining, ./scripts/train_checkpoints writes the new pin here (and a test
+fails until the pin and the manifest agree).
 """
 import contextlib
 import threading
@@ -19,6 +24,7 @@ from engine import checkpoint
 from engine.ops import VARIANTS
 
 FOLDER = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+MANIFEST_SHA256 = "221b7bc92a326903e6d03edbeacd04b69d7b1440e139ea7f98f3dfa7ef89a077"   # see the docstring
 
 _loaded = {}                          # checkpoint path → (model, sidecar)
 _lock = threading.Lock()
@@ -35,11 +41,25 @@ def load_model(variant):
     path = path_of(variant)
     with _lock:                       # two sessions asking at once load the file once
         if path not in _loaded:
-            model, sidecar = checkpoint.load(path)
+            model, sidecar = _load_checked(path)
             if model.config.variant != variant:
                 raise ValueError(f"{path.name} holds a {model.config.variant!r} model, not {variant!r}")
             _loaded[path] = model, sidecar
         return _loaded[path]
+
+
+def _load_checked(path):
+    if not path.is_file():                             # "missing" before "damaged": the page says which
+        raise FileNotFoundError(f"no checkpoint at {path}")
+    manifest = path.parent / checkpoint.MANIFEST
+    if not manifest.is_file() or checkpoint.sha256_file(manifest) != MANIFEST_SHA256:
+        raise checkpoint.CheckpointError(f"{manifest} is missing or is not the manifest this version of "
+                                         "Lineare was shipped with")
+    try:
+        return checkpoint.load(path)
+    except (RuntimeError, MemoryError) as error:       # e.g. under a memory limit: a notice, not a broken page
+        raise checkpoint.CheckpointError(f"{path.name} could not be loaded: {type(error).__name__}: "
+                                         f"{error}") from None
 
 
 @contextlib.contextmanager

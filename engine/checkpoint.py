@@ -6,17 +6,23 @@
 `name.safetensors` holds the weights only (never a pickle); `name.json` beside it holds the model
 config, how the weights were made (command, data seeds, training time, final validation accuracy)
 and the sha256 of the weights file; `MANIFEST.json` in the same folder maps every file to its
-sha256. Loading checks all three and refuses anything that does not match with a ValueError
-(FileNotFoundError when a file is missing).
+sha256. Loading checks all three and refuses anything that does not match with a CheckpointError
+(a ValueError; FileNotFoundError when a file is missing).
+
+A checkpoint is untrusted input (a deployed folder can be edited), so loading allocates nothing
+before every check that can be made on the files themselves has passed: both files are listed in the
+manifest and hash as it says, the config is within LIMITS, and the safetensors header (read without
+the tensors) names exactly the tensors, shapes and float dtypes of that config.
 """
 import hashlib
 import json
+import math
 import os
 import tempfile
 from pathlib import Path
 
 import torch
-from safetensors import SafetensorError
+from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from engine.model import ModelConfig, TinyLM
@@ -24,6 +30,16 @@ from engine.model import ModelConfig, TinyLM
 FORMAT = "lineare-checkpoint"
 VERSION = 1
 MANIFEST = "MANIFEST.json"
+# bounds a loadable config must respect: far above the shipped models (d_model 64, 2 layers, 67k
+# weights), far below what would exhaust a server's memory
+LIMITS = {"vocab_size": 65_536, "d_model": 4096, "n_layers": 64, "n_heads": 64, "d_k": 4096, "d_v": 4096,
+          "mlp_ratio": 16, "conv_size": 64, "gate_rank": 4096, "chunk_size": 4096}
+MAX_WEIGHTS = 50_000_000                  # numbers in one checkpoint (200 MB in float32)
+FLOAT_DTYPES = {"F16", "BF16", "F32", "F64"}
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that must not be loaded: damaged, replaced, unlisted, or beyond the bounds."""
 
 
 def sidecar_path(path):
@@ -56,7 +72,7 @@ def save(path, model, **info):
 
 
 def load(path, *, device="cpu"):
-    """(TinyLM in eval mode, sidecar dict) after checking checksums, keys and shapes."""
+    """(TinyLM in eval mode, sidecar dict) after checking the manifest, checksums, bounds, keys and shapes."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no checkpoint at {path}")
@@ -66,17 +82,25 @@ def load(path, *, device="cpu"):
     check_manifest(path.parent, [path, side])
     sidecar = read_sidecar(side)
     if sidecar["weights"] != path.name:
-        raise ValueError(f"sidecar {side.name} describes {sidecar['weights']!r}, not {path.name!r}")
+        raise CheckpointError(f"sidecar {side.name} describes {sidecar['weights']!r}, not {path.name!r}")
     actual = sha256_file(path)
     if actual != sidecar["sha256"]:
-        raise ValueError(f"checksum mismatch for {path.name}: the sidecar says {sidecar['sha256']}, the file "
-                         f"hashes to {actual}; the file is corrupted or was replaced")
+        raise CheckpointError(f"checksum mismatch for {path.name}: the sidecar says {sidecar['sha256']}, the "
+                              f"file hashes to {actual}; the file is corrupted or was replaced")
+    config = model_config(sidecar)
+    with torch.device("meta"):                         # shapes only: no memory behind these tensors
+        expected = {key: tuple(t.shape) for key, t in TinyLM(config).state_dict().items()}
+    if sum(math.prod(shape) for shape in expected.values()) > MAX_WEIGHTS:
+        raise CheckpointError(f"{path.name}: its config makes more than {MAX_WEIGHTS:,} weights")
+    _check_header(path, config, expected)
     try:
         weights = load_file(path)
     except (SafetensorError, OSError, ValueError) as error:
-        raise ValueError(f"{path.name} is not a readable safetensors file: {error}") from None
-    model = TinyLM(model_config(sidecar))
-    _check_weights(path.name, model, weights)
+        raise CheckpointError(f"{path.name} is not a readable safetensors file: {error}") from None
+    for key, t in weights.items():
+        if not torch.isfinite(t).all():
+            raise CheckpointError(f"{path.name}: {key} holds NaN or infinite values")
+    model = TinyLM(config)
     model.load_state_dict(weights, strict=True)
     return model.to(device).eval(), sidecar
 
@@ -85,40 +109,50 @@ def read_sidecar(side):
     try:
         sidecar = json.loads(Path(side).read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"sidecar {Path(side).name} is not valid JSON: {error}") from None
+        raise CheckpointError(f"sidecar {Path(side).name} is not valid JSON: {error}") from None
     if not isinstance(sidecar, dict) or sidecar.get("format") != FORMAT:
-        raise ValueError(f"{Path(side).name} is not a Lineare checkpoint sidecar (no \"format\": \"{FORMAT}\")")
+        raise CheckpointError(f"{Path(side).name} is not a Lineare checkpoint sidecar "
+                              f"(no \"format\": \"{FORMAT}\")")
     if sidecar.get("version") != VERSION:
-        raise ValueError(f"{Path(side).name} has version {sidecar.get('version')!r}; this engine reads {VERSION}")
+        raise CheckpointError(f"{Path(side).name} has version {sidecar.get('version')!r}; "
+                              f"this engine reads {VERSION}")
     for key in ("weights", "sha256", "config"):
         if key not in sidecar:
-            raise ValueError(f"sidecar {Path(side).name} lacks {key!r}")
+            raise CheckpointError(f"sidecar {Path(side).name} lacks {key!r}")
     model_config(sidecar)                                                      # fails early if malformed
     return sidecar
 
 
 def model_config(sidecar):
+    """The sidecar's ModelConfig, refused when malformed or beyond LIMITS."""
     try:
-        return ModelConfig.from_dict(sidecar["config"])
+        config = ModelConfig.from_dict(sidecar["config"])
     except (TypeError, ValueError) as error:
-        raise ValueError(f"the sidecar's model config is not valid: {error}") from None
+        raise CheckpointError(f"the sidecar's model config is not valid: {error}") from None
+    too_big = {name: getattr(config, name) for name, limit in LIMITS.items() if getattr(config, name) > limit}
+    if too_big:
+        raise CheckpointError(f"the sidecar's model config is beyond this engine's bounds: "
+                              + ", ".join(f"{name} = {value} > {LIMITS[name]}" for name, value in too_big.items()))
+    return config
 
 
-def _check_weights(name, model, weights):
-    expected = model.state_dict()
-    missing, unexpected = sorted(set(expected) - set(weights)), sorted(set(weights) - set(expected))
+def _check_header(path, config, expected):
+    """The file's tensor names, shapes and dtypes from its header alone, against `expected` {key: shape}."""
+    try:
+        with safe_open(path, framework="pt") as f:
+            header = {key: (tuple(f.get_slice(key).get_shape()), f.get_slice(key).get_dtype()) for key in f.keys()}
+    except (SafetensorError, OSError, ValueError) as error:
+        raise CheckpointError(f"{path.name} is not a readable safetensors file: {error}") from None
+    missing, unexpected = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
     if missing or unexpected:
-        raise ValueError(f"{name} does not fit a {model.config.variant} TinyLM with this config: "
-                         f"missing {missing[:5]}{'…' if len(missing) > 5 else ''}, "
-                         f"unexpected {unexpected[:5]}{'…' if len(unexpected) > 5 else ''}")
-    for key, t in weights.items():
-        if tuple(t.shape) != tuple(expected[key].shape):
-            raise ValueError(f"{name}: {key} has shape {tuple(t.shape)}, the config expects "
-                             f"{tuple(expected[key].shape)}")
-        if not t.is_floating_point():
-            raise ValueError(f"{name}: {key} has dtype {t.dtype}, expected floating point")
-        if not torch.isfinite(t).all():
-            raise ValueError(f"{name}: {key} holds NaN or infinite values")
+        raise CheckpointError(f"{path.name} does not fit a {config.variant} TinyLM with this config: "
+                              f"missing {missing[:5]}{'…' if len(missing) > 5 else ''}, "
+                              f"unexpected {unexpected[:5]}{'…' if len(unexpected) > 5 else ''}")
+    for key, (shape, dtype) in header.items():
+        if shape != expected[key]:
+            raise CheckpointError(f"{path.name}: {key} has shape {shape}, the config expects {expected[key]}")
+        if dtype not in FLOAT_DTYPES:
+            raise CheckpointError(f"{path.name}: {key} has dtype {dtype}, expected floating point")
 
 
 # ------------------------------------------------------------------------------- manifest
@@ -130,9 +164,9 @@ def read_manifest(folder):
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ValueError(f"{path} is not valid JSON: {error}") from None
+        raise CheckpointError(f"{path} is not valid JSON: {error}") from None
     if not isinstance(manifest, dict) or not all(isinstance(v, str) for v in manifest.values()):
-        raise ValueError(f"{path} must map file names to sha256 strings")
+        raise CheckpointError(f"{path} must map file names to sha256 strings")
     return manifest
 
 
@@ -143,20 +177,22 @@ def update_manifest(folder, files):
 
 
 def check_manifest(folder, files=None):
-    """Every listed file (or just `files`) must exist and hash as the manifest says.
+    """Every file of `files` (default: every listed file) must be listed, exist and hash as the manifest says.
 
-    Files the manifest does not list are left to the sidecar's own checksum.
+    A file the manifest does not list is refused: re-hashing a replaced file's sidecar is not enough.
     """
     manifest = read_manifest(folder)
-    names = manifest if files is None else [Path(f).name for f in files if Path(f).name in manifest]
+    names = list(manifest) if files is None else [Path(f).name for f in files]
     for name in names:
+        if name not in manifest:
+            raise CheckpointError(f"{name} is not listed in {Path(folder) / MANIFEST}: refused")
         path = Path(folder) / name
         if not path.is_file():
             raise FileNotFoundError(f"{MANIFEST} lists {name}, but there is no such file in {folder}")
         actual = sha256_file(path)
         if actual != manifest[name]:
-            raise ValueError(f"checksum mismatch for {name}: {MANIFEST} says {manifest[name]}, the file hashes "
-                             f"to {actual}; it is corrupted or was replaced")
+            raise CheckpointError(f"checksum mismatch for {name}: {MANIFEST} says {manifest[name]}, the file "
+                                  f"hashes to {actual}; it is corrupted or was replaced")
 
 
 def _write_json(path, data):

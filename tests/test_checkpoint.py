@@ -41,8 +41,10 @@ def rewrite_sidecar(path, **changes):
     side.write_text(json.dumps(data))
 
 
-def drop_manifest(path):
-    (path.parent / checkpoint.MANIFEST).unlink()
+def rehash(path):
+    """What someone who edits a deployed folder can do: list the edited files' new hashes in the manifest,
+    so that the checks behind the manifest's are the ones under test."""
+    checkpoint.update_manifest(path.parent, [path, checkpoint.sidecar_path(path)])
 
 
 @pytest.mark.parametrize("variant", ["deltanet", "retnet", "softmax"])
@@ -80,15 +82,15 @@ def test_corrupted_weights(saved):
     path.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="checksum mismatch"):
         checkpoint.load(path)
-    drop_manifest(path)                                       # the sidecar's own checksum catches it too
+    checkpoint.update_manifest(path.parent, [path])           # the sidecar's own checksum catches it too
     with pytest.raises(ValueError, match="checksum mismatch"):
         checkpoint.load(path)
 
 
 def test_wrong_checksum_in_sidecar(saved):
     _, path = saved
-    drop_manifest(path)
     rewrite_sidecar(path, sha256="0" * 64)
+    rehash(path)
     with pytest.raises(ValueError, match="checksum mismatch"):
         checkpoint.load(path)
 
@@ -102,20 +104,20 @@ def test_edited_sidecar_is_caught_by_manifest(saved):
 
 def test_foreign_safetensors(saved):
     _, path = saved
-    drop_manifest(path)
     save_file({"encoder.weight": torch.ones(3, 3)}, path)
     rewrite_sidecar(path, sha256=checkpoint.sha256_file(path))   # even with a matching checksum
+    rehash(path)
     with pytest.raises(ValueError, match="does not fit"):
         checkpoint.load(path)
 
 
 def test_wrong_shapes(saved, tmp_path):
     _, path = saved
-    drop_manifest(path)
     other = tmp_path / "other" / "wide.safetensors"
     checkpoint.save(other, tiny(d_model=32))
     path.write_bytes(other.read_bytes())                       # same keys, other shapes
     rewrite_sidecar(path, sha256=checkpoint.sha256_file(path))
+    rehash(path)
     with pytest.raises(ValueError, match="shape"):
         checkpoint.load(path)
 
@@ -123,20 +125,20 @@ def test_wrong_shapes(saved, tmp_path):
 @pytest.mark.parametrize("content", [b"", b"not a checkpoint at all", pickle.dumps({"weight": [1.0, 2.0]})])
 def test_not_safetensors(saved, content):
     _, path = saved
-    drop_manifest(path)
     path.write_bytes(content)
     rewrite_sidecar(path, sha256=checkpoint.sha256_file(path))
+    rehash(path)
     with pytest.raises(ValueError, match="not a readable safetensors"):
         checkpoint.load(path)
 
 
 def test_torch_pickle_file_is_refused(saved, monkeypatch):
     _, path = saved
-    drop_manifest(path)
     monkeypatch.undo()                                        # torch.save needs the real pickle module
     torch.save(tiny().state_dict(), path)
     rewrite_sidecar(path, sha256=checkpoint.sha256_file(path))
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
+    rehash(path)
     with pytest.raises(ValueError, match="not a readable safetensors"):
         checkpoint.load(path)
 
@@ -154,8 +156,8 @@ def test_missing_files(saved, tmp_path):
                                      json.dumps({"format": "lineare-checkpoint", "version": 99})])
 def test_malformed_sidecar(saved, sidecar):
     _, path = saved
-    drop_manifest(path)
     checkpoint.sidecar_path(path).write_text(sidecar)
+    rehash(path)
     with pytest.raises(ValueError):
         checkpoint.load(path)
 
@@ -163,25 +165,25 @@ def test_malformed_sidecar(saved, sidecar):
 @pytest.mark.parametrize("config", [{"variant": "transformer"}, {"d_model": "wide"}, {"heads": 2}, [1]])
 def test_sidecar_with_bad_config(saved, config):
     _, path = saved
-    drop_manifest(path)
     rewrite_sidecar(path, config=config)
+    rehash(path)
     with pytest.raises(ValueError, match="config"):
         checkpoint.load(path)
 
 
 def test_sidecar_config_that_does_not_match_weights(saved):
     _, path = saved
-    drop_manifest(path)
     rewrite_sidecar(path, config=ModelConfig(variant="gla", vocab_size=32, d_model=16, n_layers=1,
                                              n_heads=2).to_dict())
+    rehash(path)
     with pytest.raises(ValueError, match="does not fit"):
         checkpoint.load(path)
 
 
 def test_sidecar_naming_another_file(saved):
     _, path = saved
-    drop_manifest(path)
     rewrite_sidecar(path, weights="elsewhere.safetensors")
+    rehash(path)
     with pytest.raises(ValueError, match="describes"):
         checkpoint.load(path)
 
