@@ -239,15 +239,19 @@ RECORDS = (
                N_('adds the new pair'),
                N_('looks up the name'),
                N_('fading and erasing strength computed from each token')),
-        table_formula=(N_(r"$\mathrm{diag}(w_t) + a_t b_t^\top$ (generalized delta rule)"),
-                       r"$v_t k_t^\top$",
+        table_formula=(N_(r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ (generalized delta "
+                          r"rule)"),
+                       N_(r"$v_t \tilde k_t^\top$, with $\tilde k_t = k_t \odot (1 + (a_t - 1) \odot k_a)$"),
                        '$S_t q_t$',
-                       N_(r"$a = -\hat\kappa$, $b = \hat\kappa \odot$ in-context learning rate")),
+                       N_(r"removal key $\hat\kappa_t$ = the key normalized, in-context learning rate "
+                          r"$a_t = \sigma(\cdot) \in (0,1)^{d_k}$, $\log w_t = -e^{-1/2} \sigma(\cdot)$")),
         special=N_("Fading per column like RWKV-6, plus a correction like DeltaNet's, with its own erasing "
                'strength for each column.'),
-        special_formula=N_(r"Diagonal plus rank one, the general form of the delta rule: $a_t = -\hat\kappa_t$ and $b_t ="
-               r" \hat\kappa_t \odot \eta_t$, with $\eta_t$ the in-context learning rate. Here $w_{t,i} = "
-               r"0.7^{s_i}$, $\eta_t = 1$, $\hat\kappa_t = k_t$."),
+        special_formula=N_(r"Diagonal plus rank one, the general form of the delta rule: the removal key $\hat\kappa_t$ "
+               r"says what to erase and the in-context learning rate $a_t$ how much, channel by channel; the "
+               r"write uses the key $\tilde k_t$. In fla's (and the engine's) terms the transition is "
+               r"$\mathrm{diag}(w_t) + a b^\top$ with $a = -\hat\kappa_t$, $b = \hat\kappa_t \odot a_t$. Here "
+               r"$w_{t,i} = 0.7^{s_i}$, $a_t = 1$ and $\hat\kappa_t = \tilde k_t = k_t$."),
         mask_note=N_('RWKV-7 fades each key channel at its own speed; its correction needs one more step inside '
                'each chunk (a triangular system), not drawn here.'),
         knob=('channel', 1.0), nearest=None, off_knob=None,
@@ -272,9 +276,9 @@ RECORDS = (
                'of writes.'),
         special_formula=N_(r"The input gate $i_t = \exp(\tilde\imath_t)$ can exceed 1, so the state is stored divided by "
                '$e^{m_t}$, a running maximum; the normalizer $n_t = f_t n_{t-1} + i_t k_t$ divides the '
-               'read-out. Here $f_t = 0.9$, $i_t = 1$.'),
-        mask_note=N_('mLSTM fades by its forget gate (the input gate is 0 here, so it changes nothing; the engine '
-               'also rescales to keep the numbers in range).'),
+               r"read-out. Here $f_t = 0.9$ and $\tilde\imath_t = 0$, so $i_t = e^0 = 1$."),
+        mask_note=N_('mLSTM fades by its forget gate (its input gate lets every pair in whole here, i = 1, so it '
+               'changes nothing; the engine also rescales to keep the numbers in range).'),
         knob=None, nearest=('scalar', 0.0), off_knob=N_("Not exactly on the knob: its forget gate is one number per token, like Mamba-2's (gate "
                '“{gate}”, β = {beta}), but the knob has no input gate and no normalizer. The link opens that'
                ' nearest setting.'),

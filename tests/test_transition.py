@@ -138,6 +138,28 @@ def test_the_transition_picture_is_the_transition():
     assert np.allclose((I - np.outer(k, k)) @ k, 0, atol=1e-6)
 
 
+
+def test_on_rwkv7s_row_the_text_says_what_the_knob_computes():
+    """RWKV-7's row lights up, but the knob fades before it erases: diag(α) − β(α⊙k)kᵀ, not RWKV-7's own
+    diag(w) − κ̂(a⊙κ̂)ᵀ (here κ̂ = k, a = β); the Superiore text says which is which."""
+    from app.dashboards.transition.view import KNOB_ON_RWKV7
+    from engine.gates import make_gates
+
+    s, alpha, beta = sequence(), 0.7, 0.6
+    t = s.shown_at
+    k = s.k[0, t, 0].double().numpy()
+    kept = alpha ** channel_spread(mechanism.D_K).numpy()
+    assert "rwkv7" in match("channel", alpha, beta).exact
+    computed = knob.run_knob(s, "channel", alpha, beta, 0).transition
+    assert np.allclose(computed, np.diag(kept) - beta * np.outer(kept * k, k), atol=1e-6)
+    own = make_gates("rwkv7", tuple(s.k.shape), alpha=alpha, beta=beta, keys=s.k, dtype=torch.float64)
+    a, b = own["a"][0, t, 0].numpy(), own["b"][0, t, 0].numpy()
+    rwkv7 = np.diag(np.exp(own["g"][0, t, 0].numpy())) + np.outer(a, b)
+    assert np.allclose(rwkv7, np.diag(kept) - beta * np.outer(k, k), atol=1e-6)      # κ̂ = k, rate a_t = β
+    assert not np.allclose(computed, rwkv7, atol=1e-3)
+    assert r"\mathrm{diag}(\alpha_t) - \beta\, (\alpha_t \odot k_t)" in KNOB_ON_RWKV7
+    assert r"\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top" in KNOB_ON_RWKV7
+
 def test_the_story_of_the_changed_number():
     """Anna's old number is stored twice, then changed: the sum keeps the old one, correcting fixes it."""
     s = sequence()

@@ -65,3 +65,36 @@ def test_every_record_has_its_words_in_both_languages_and_formulas_that_convert(
     assert "<math" in to_html(record.formula)
     for cell in record.table_formula:
         assert "<script" not in to_html(cell)
+
+
+def test_rwkv7s_words_are_what_the_engine_and_its_layer_compute():
+    """RWKV-7 (Peng et al. 2025): transition diag(w_t) − κ̂_t (a_t ⊙ κ̂_t)ᵀ and write v_t k̃_tᵀ, the same in
+    the formula, the table's cells and the engine's step fed by the layer's gates (a = −κ̂, b = κ̂ ⊙ a_t)."""
+    import torch
+
+    from engine.layers import make_layer
+    from engine.ops.recurrent import step_rwkv7
+
+    record = variants.REGISTRY["rwkv7"]
+    transition, write = r"\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top", r"v_t \tilde k_t^\top"
+    assert transition in record.table_formula[0] and transition in record.formula
+    assert write in record.table_formula[1] and write in record.formula
+    assert "b_t" not in record.table_formula[0] and r"v_t k_t^\top" not in record.table_formula[1]
+
+    layer = make_layer("rwkv7", d_model=8, n_heads=1, d_k=4, d_v=4).double()
+    generator = torch.Generator().manual_seed(5)
+    x, q, k, v = (torch.randn(1, 1, *shape, generator=generator, dtype=torch.float64)
+                  for shape in ((8,), (1, 4), (1, 4), (1, 4)))
+    with torch.no_grad():
+        layer.rate_mix.uniform_(0.2, 0.9)                    # so that k̃ differs from k
+        _q, written, _v, gates = layer.gates(x, q, k, v)
+    kappa, rate = -gates["a"][0, 0, 0], gates["b"][0, 0, 0] / -gates["a"][0, 0, 0]      # κ̂ and a_t
+    assert torch.allclose(kappa.norm(), torch.tensor(1.0, dtype=torch.float64))
+    assert not torch.allclose(written, k)                                               # the write uses k̃
+    S = torch.randn(1, 1, 4, 4, generator=generator, dtype=torch.float64)
+    _o, after, _write = step_rwkv7(S, q[:, 0], written[:, 0], v[:, 0], gates["g"][:, 0], gates["a"][:, 0],
+                                   gates["b"][:, 0])
+    w = gates["g"][0, 0, 0].exp()
+    A = torch.diag(w) - torch.outer(kappa, rate * kappa)                                # diag(w) − κ̂ (a ⊙ κ̂)ᵀ
+    expected = S[0, 0] @ A + torch.outer(v[0, 0, 0], written[0, 0, 0])                   # + v k̃ᵀ
+    assert torch.allclose(after[0, 0], expected, atol=1e-12)

@@ -98,7 +98,7 @@ def mask_of(variant, gates, length, channel=0):
     if variant == "retnet":
         log_decay = torch.full((length,), float(g[0]), dtype=torch.float64)
     elif variant == "mlstm":
-        log_decay = F.logsigmoid(gates["f"][0, :, 0].double())               # i_t = 0: the forget gate alone
+        log_decay = F.logsigmoid(gates["f"][0, :, 0].double())               # ĩ = 0 (i = 1): the forget gate alone
     elif g is None:
         log_decay = torch.zeros(length, dtype=torch.float64)                # no decay: the causal mask
     elif g.dim() == 4:

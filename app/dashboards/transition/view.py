@@ -36,6 +36,13 @@ DECAY_FORMULA = {
 }
 CORRECTION_FORMULA = N_(r"Before writing, $\beta\,(S_{t-1} D_t k_t)\, k_t^\top$ is removed: that share of "
                         r"what the memory predicts for $k_t$.")
+# what the knob computes on RWKV-7's row, which it lights without being RWKV-7 (tests/test_transition.py)
+KNOB_ON_RWKV7 = N_(r"On RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t) - \beta\, (\alpha_t \odot k_t)\, "
+                   r"k_t^\top$: it fades first, then erases along $k_t$ a share $\beta$ of what is left. RWKV-7 "
+                   r"itself computes $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$: it erases "
+                   r"from the memory before the fading, along its own removal key $\hat\kappa_t$, with a rate "
+                   r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
+                   r"fades.")
 CARD = dict(margin=(0, 12, 12, 0))
 
 
@@ -66,9 +73,10 @@ class TransitionView(DashboardView):
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
                         r"with $D_t = I$ (no gate), $\alpha I$ (fixed), $\alpha_t I$ (scalar) or "
                         r"$\mathrm{diag}(\alpha_t)$ (per channel). The engine runs it as a diagonal-plus-low-rank "
-                        r"transition (its RWKV-7 step); on a lit row it has exactly that row's transition and "
-                        r"write. Between rows the knob writes the whole $v_t k_t^\top$, as RWKV-7 does, where "
-                        r"DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$."))
+                        r"transition (its RWKV-7 step). On a lit row it has exactly that row's transition and "
+                        r"write, except on RWKV-7's. Between rows the knob writes the whole $v_t k_t^\top$, where "
+                        r"DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
+                      + "\n\n" + _(KNOB_ON_RWKV7))
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
         self.jumps = {v: pn.widgets.Button(name=label(v), button_type="primary", button_style="outline",
@@ -127,7 +135,8 @@ class TransitionView(DashboardView):
               "sense of order here, so a number that changes confuses it too."),
             _(r"The same $q_t, k_t, v_t$ for all three, run by the engine's own variant of each model; "
               r"forget gates from the knob's $\alpha$ (as above: scalar and per-channel gates act on "
-              r"writes), $\beta_t = 1$ for the delta rule, $u = 1$ for RWKV-6, $i_t = 0$ for mLSTM. Softmax "
+              r"writes), $\beta_t = 1$ for the delta rule, $u = 1$ for RWKV-6, $\tilde\imath_t = 0$ (so "
+              r"$i_t = 1$) for mLSTM. Softmax "
               r"attention shows its value cache instead of a state; with no positions here, a name written "
               r"twice has the same key both times, so it averages the two numbers."))
 
@@ -233,7 +242,9 @@ class TransitionView(DashboardView):
                 note = _("RWKV-6 has the same transition as GLA; it also reads the memory before adding the "
                          "current pair, with a bonus for that pair.")
             elif exact == ("rwkv7",):
-                note = _("RWKV-7-like: a generalized delta rule, with fading per column.")
+                note = _("RWKV-7-like: fading per column plus a correction. Not exactly RWKV-7: the knob fades "
+                         "the memory and then erases from what is left; RWKV-7 decides what to erase before the "
+                         "fading, with its own strength for each column.")
         else:
             words = html.escape(_("Between two models: {first} and {second}"))
             text = '<span class="between">%s</span>' % words.format(
