@@ -3,13 +3,19 @@
 Formulas are written in LaTeX between `$…$` and turned into MathML on the server (latex2mathml),
 which browsers render natively: no KaTeX/MathJax script and no web fonts to fetch, so the app stays
 offline. (Panel bundles KaTeX's script and CSS but not its font files.)
+
+latex2mathml builds an XML tree and then un-escapes its serialisation, so `\text{<img …>}` would come
+out as live HTML. `formula` serialises the tree itself instead: every text is escaped, and only
+presentation attributes survive (no `href`, `style`, event handlers).
 """
 import html
+import logging
 import re
+from xml.etree.ElementTree import tostring
 
 import panel as pn
 import param
-from latex2mathml.converter import convert
+from latex2mathml.converter import convert_to_element
 
 TEXT_CSS = """
 :host { font-size: 17px; line-height: 1.45; color: #1f2933; }
@@ -18,13 +24,33 @@ math { font-size: 1.12em; }
 .display { display: block; margin: 0.3em 0 0.6em 0; font-size: 1.15em; }
 strong { color: #102a43; }
 """
+log = logging.getLogger("lineare")
 _MATH = re.compile(r"(\$\$.+?\$\$|\$.+?\$)", re.S)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")
+# MathML presentation attributes latex2mathml writes; any other (href, style, on…) is dropped
+_ATTRIBUTES = {"xmlns", "display", "mathvariant", "mathcolor", "mathbackground", "mathsize", "stretchy",
+               "fence", "separator", "lspace", "rspace", "accent", "accentunder", "movablelimits", "largeop",
+               "symmetric", "minsize", "maxsize", "form", "displaystyle", "scriptlevel", "linethickness",
+               "columnalign", "columnlines", "columnspacing", "rowalign", "rowlines", "rowspacing", "frame",
+               "framespacing", "notation", "width", "height", "depth", "voffset", "columnspan", "rowspan",
+               "open", "close", "separators", "align", "equalrows", "equalcolumns"}
 
 
 def formula(latex, display=False):
-    """MathML for one LaTeX formula (our own strings only: never pass user input here)."""
-    return convert(latex, display="block" if display else "inline")
+    """MathML for one LaTeX formula, safe whatever the LaTeX says (ours only, still: see the module doc)."""
+    try:
+        math = convert_to_element(latex, display="block" if display else "inline")
+    except Exception as error:                       # a formula latex2mathml cannot read: its source, escaped
+        log.warning("formula %r not converted: %s: %s", latex[:80], type(error).__name__, error)
+        return f"<code>{html.escape(latex)}</code>"
+    for element in math.iter():
+        # latex2mathml writes symbols as character references in the text: make them characters,
+        # so that serialising escapes everything else once (`<` and `&` included)
+        element.text = html.unescape(element.text) if element.text else element.text
+        element.tail = html.unescape(element.tail) if element.tail else element.tail
+        for name in [name for name in element.attrib if name.lower() not in _ATTRIBUTES]:
+            del element.attrib[name]
+    return tostring(math, encoding="unicode")
 
 
 def to_html(text):
