@@ -173,8 +173,27 @@ def test_kv_cache_of_real_models():
     assert preset("mistral_7b", context=8192, dtype="fp32").kv_cache_bytes() == 2 ** 31
     llama2 = preset("llama2_7b", context=100_000, dtype="fp16")
     assert llama2.kv_cache_bytes() / 1e9 == pytest.approx(52.4, abs=0.05)
-    assert llama2.comparisons()[0] == 10 ** 10                        # 100k tokens → 10¹⁰ per head and layer
-    assert llama2.comparisons()[1] == 10 ** 10 * 32 * 32
+
+
+def test_the_work_bill_counts_multiply_adds_on_both_sides():
+    """Softmax: token t scores t keys and weighs t values; a fixed state: one write v kᵀ and one read S q."""
+    store = preset("llama3_8b", context=7)
+    store.d_v = 5                                                           # d_k ≠ d_v: both counted
+    softmax, state = store.multiply_adds()
+    assert softmax == sum(t * (128 + 5) for t in range(1, 8))               # a loop over the causal rows
+    assert state == 7 * (128 * 5 + 5 * 128)                                 # write: d_v·d_k, read: d_v·d_k
+    assert store.whole_model(state) == state * 32 * 32                      # every query head of every layer
+    llama3 = preset("llama3_8b", context=131_072)
+    softmax, state = llama3.multiply_adds()
+    assert softmax / state == pytest.approx(131_073 / 256)                  # (n + 1)(d_k + d_v) / 4 d_k d_v
+    from app.dashboards.two_bills.calculator_view import CalculatorView
+    from app.session import Session
+
+    with language("en"):
+        text = CalculatorView(store=llama3, session=Session()).results.object
+    assert text.count("multiply-adds") == 1 and "comparisons" not in text and "state updates" not in text
+    assert format_power(softmax) in text and format_power(state) in text
+    assert "A fixed-state model of this shape keeps" in text                # not Llama-3-8B's own bill
 
 
 def test_fixed_states_of_real_models():

@@ -143,8 +143,16 @@ class CalculatorStore(param.Parameterized):
         weights = self.weight_bytes()
         return None if weights is None else math.ceil(weights / self.kv_cache_bytes(1))
 
-    def comparisons(self):
-        """Query-key comparisons to read a prompt of n tokens: (per head and layer, whole model)."""
-        per_head = self.context ** 2
-        return per_head, per_head * self.heads * self.layers
+    def multiply_adds(self):
+        """Multiply-adds to read a prompt of n tokens, per head and layer: (softmax, fixed state).
+
+        Softmax with the causal mask: token t scores the t keys so far (d_k each) and sums their values
+        (d_v each), Σ_t t (d_k + d_v) = n(n+1)/2 · (d_k + d_v). A fixed state of the same shape: per
+        token one write v kᵀ and one read S q, 2 d_k d_v (a decay adds only multiplications)."""
+        n = self.context
+        return n * (n + 1) // 2 * (self.d_k + self.d_v), 2 * n * self.d_k * self.d_v
+
+    def whole_model(self, per_head):
+        """A count per head and layer, for every (query) head of every layer."""
+        return per_head * self.heads * self.layers
 

@@ -55,14 +55,16 @@ class CalculatorView(pn.viewable.Viewer):
                          "type its numbers: the cache grows with the length of the text, the state does not. "
                          "«Number format» sets the size of each stored number: 4 bytes in fp32, 2 in bf16 and "
                          "fp16, 1 in int8. To read a long prompt, softmax attention also compares every token "
-                         "with every other: for 100,000 tokens that is 10 billion comparisons in each head of "
-                         "each layer."),
+                         "with every one before it: for 100,000 tokens that is about 5 billion comparisons in "
+                         "each head of each layer."),
             superiore=_("$$\\text{KV cache} = 2\\,L\\,H_{kv}\\,d\\,n\\,b \\qquad \\text{fixed state} = L\\,H\\,d_k\\,"
                         "d_v\\,b$$ with $L$ layers, $H$ heads, $H_{kv}$ key-value heads (grouped-query attention: "
                         "$H_{kv} < H$), head size $d$ ($d_k + d_v$ in place of $2d$ when they differ), $n$ tokens "
-                        "and $b$ bytes per number. Reading a prompt takes about $n^2$ query-key comparisons per "
-                        "head and layer ($n(n+1)/2$ with the causal mask), each a dot product of length $d_k$: "
-                        "$O(n^2 d)$; for $n = 10^5$, $10^{10}$ per head and layer."))
+                        "and $b$ bytes per number. Reading a prompt takes $n(n+1)/2$ query-key scores per head "
+                        "and layer with the causal mask (about $n^2/2$; for $n = 10^5$, $5 \\cdot 10^9$), each a "
+                        "dot product of length $d_k$, and as many weighted values of length $d_v$: "
+                        "$\\tfrac12 n(n+1)(d_k + d_v)$ multiply-adds, $O(n^2 d)$. A fixed state costs "
+                        "$2\\,n\\,d_k d_v$ (a write $v_t k_t^\\top$ and a read $S_t q_t$ per token), $O(n d^2)$."))
         self.note = status_pane(margin=(0, 10))
         store.param.watch(self._draw, list(CalculatorStore.URL))
         write_query(store, CalculatorStore.URL)
@@ -101,10 +103,14 @@ class CalculatorView(pn.viewable.Viewer):
             dv=store.d_v, b=b)
         state_how = _("at any length: {layers} layers × {heads} heads × {dk} × {dv} numbers × {b} B").format(
             layers=store.layers, heads=store.heads, dk=store.d_k, dv=store.d_v, b=b)
-        bills = (bill_html("cache", _("KV cache at {n} tokens").format(n=format_number(n)),
+        # the bill that is not the preset's own is that of the other kind of model, with the same shape
+        cache_what = _("KV cache of a softmax model of this shape, at {n} tokens") \
+            if model is not None and model.kind == "state" else _("KV cache at {n} tokens")
+        state_what = _("A fixed-state model of this shape keeps") \
+            if model is None or model.kind == "softmax" else _("Fixed state")
+        bills = (bill_html("cache", cache_what.format(n=format_number(n)),
                            format_bytes(store.kv_cache_bytes()), cache_how, mine("softmax"))
-                 + bill_html("state", _("Fixed state"), format_bytes(store.state_bytes()), state_how,
-                             mine("state")))
+                 + bill_html("state", state_what, format_bytes(store.state_bytes()), state_how, mine("state")))
         lines = []
         ratio = store.kv_cache_bytes() / store.state_bytes()
         crossing = store.crossing()
@@ -121,10 +127,19 @@ class CalculatorView(pn.viewable.Viewer):
                 model=model.name, bytes=format_bytes(store.weight_bytes()),
                 params=format_number(model.parameters / 1e9, 2), b=b,
                 tokens=format_number(store.weights_crossing())))
-        per_head, total = store.comparisons()
-        lines.append(_("Reading a prompt of {n} tokens: {per} comparisons in each head of each layer, {total} "
-                       "in the whole model. A fixed-state model updates its state {n} times per head and "
-                       "layer.").format(n=format_number(n), per=format_power(per_head), total=format_power(total)))
+        softmax, state = store.multiply_adds()
+        work = _("Reading a prompt of {n} tokens, in each head of each layer: softmax attention does {softmax} "
+                 "multiply-adds (each token scores and adds up all the tokens before it), a fixed-state model of "
+                 "this shape {state} (one write and one read of its state per token). In the whole model: "
+                 "{softmax_all} against {state_all}.").format(
+            n=format_number(n), softmax=format_power(softmax), state=format_power(state),
+            softmax_all=format_power(store.whole_model(softmax)), state_all=format_power(store.whole_model(state)))
+        if softmax >= state:
+            work += " " + _("Softmax does {ratio} times as many.").format(ratio=significant(softmax / state))
+        else:
+            work += " " + _("At this length the state costs more: {ratio} times as many.").format(
+                ratio=significant(state / softmax))
+        lines.append(work)
         text = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
         return f'<div class="status"><div class="bills">{bills}</div>{text}</div>'
 
