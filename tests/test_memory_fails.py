@@ -233,3 +233,26 @@ def test_a_missing_checkpoint_is_reported(monkeypatch, tmp_path):
         assert "no checkpoint" in example.missing["gla"]
     finally:
         mf.trained_example.cache_clear()
+
+
+@pytest.mark.parametrize("rule", mf.RULES)
+def test_the_curve_text_keeps_its_two_tests_apart_and_its_estimate_to_the_sum_rule(rule):
+    """The error (one-hot values) and the accuracy (dense values) are two measurements, each worded as such,
+    with the store's numbers at N = d_k; the bound is a linear read-out's; ≈(N−1)/d_k only for the sum rule."""
+    from app.dashboards.memory_fails.view import MemoryView
+    from app.i18n import format_number
+
+    session = Session()
+    store = MemoryStore(d_k=16, rule=rule)
+    with language("en"):
+        view = MemoryView(store=store, session=session)
+        legend = [item.label.value for item in view.charts.errors.figure.legend[0].items]
+    at = list(store.curve["pairs"]).index(16)
+    error = format_number(round(float(store.curve["error"][at]), 2), 2)
+    accuracy = format_number(round(100 * float(store.curve["accuracy"][at])), 0)
+    plain, formulas = view.curve_text.elementare, view.curve_text.superiore
+    assert f"with 16 pairs its error is {error}." in plain
+    assert f"with 16 pairs, {accuracy}% of the answers are right" in plain
+    assert f"error {error} with one-hot values; {accuracy}% right with dense values" in formulas
+    assert "**linear** read-out" in formulas and any("linear read-out" in label for label in legend)
+    assert ("(N-1)/d_k" in formulas) == (rule == "sum")

@@ -29,7 +29,7 @@ class CapacityCharts:
         self.errors.dots("best", color=BLUE, marker="square", size=9, alpha=0.9)
         self.errors.line("error", color=VERMILLION, width=3)
         self.errors.dots("error_dots", color=VERMILLION, size=7, alpha=0.8)
-        self.errors.label("bound", _("the limit for any memory of this size"), ["bound"])
+        self.errors.label("bound", _("the best of any linear read-out (one-hot values)"), ["bound"])
         self.errors.label("best", _("the best read-out of these keys"), ["best"])
         self.errors.label("error", _("this memory's read-out"), ["error", "error_dots"])
         self.accuracy = CurvesPicture(_("Answers right"), _("number of stored pairs N"),

@@ -55,11 +55,11 @@ class MemoryView(DashboardView):
         store, session = self.store, self.session
         self.intro = Explanation(
             session,
-            elementare=_("A memory of fixed size can keep only so many pairs apart. Here pairs (a name and "
-                         "its number) are written one after another into the memory of one head, and then "
-                         "every name is asked back. Up to a point the answers come back clean; past it, the "
-                         "pairs start to blur into each other and answers go wrong. Find where, and see which "
-                         "pairs spoiled an answer."),
+            elementare=_("A summary of fixed size can keep only so many pairs apart. Here pairs (a label and "
+                         "its information, like a name and its number) are written one after another into the "
+                         "summary of one head, and then every label is asked back as a question. Up to a point "
+                         "the answers come back clean; past it, the pairs start to blur into each other and "
+                         "answers go wrong. Find where, and see which pairs spoiled an answer."),
             superiore=_("$N$ pairs $(k_i, v_i)$, unit keys in $\\mathbb{R}^{d_k}$, are written into one state "
                         "with the sum rule $S \\leftarrow S + v k^\\top$, the delta rule "
                         "$S \\leftarrow S (I - k k^\\top) + v k^\\top$ ($\\beta = 1$) or the gated delta rule "
@@ -78,11 +78,11 @@ class MemoryView(DashboardView):
         self.detail = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.detail_text = Explanation(
             session, width=440,
-            elementare=_("Each bar is one stored pair. Its height says how much of that pair's number leaks "
-                         "into the answer when this name is asked: the right pair (blue) should be near 1 and "
-                         "all the others near 0. The red bar is the pair whose number came out instead of the "
-                         "right one; the yellow bars are the pairs that pushed the answer hardest towards a "
-                         "wrong number. Many small leaks add up, too: that is why a crowded memory fails. "
+            elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
+                         "into the answer when this label is asked: the right pair (blue) should be near 1 and "
+                         "all the others near 0. The red bar is the pair whose information came out instead of "
+                         "the right one; the yellow bars are the pairs that pushed the answer hardest towards a "
+                         "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
                          "The strips on the right show the answer taken apart: what the right pair gives, and "
                          "what all the others add on top."),
             superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for "
@@ -99,15 +99,21 @@ class MemoryView(DashboardView):
         self.trained_text = Explanation(
             session, sizing_mode="stretch_width",
             elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
-                         "name–number pairs (MQAR, “multi-query associative recall”) and then, at every question, "
-                         "had to produce the number stored with that name. Each row is a model, each square a "
-                         "question: blue right, red wrong. The models learned on 64-token sequences with up "
-                         "to 16 pairs; longer ones ask them more than they practised."),
+                         "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
+                         "question, had to produce the information stored with that label. Each row is a model, "
+                         "each square a question: blue right, red wrong. The models learned on 64-word "
+                         "sequences with up to 16 pairs; longer ones ask them more than they practised. Their "
+                         "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
+                         "mean the summary is full: the model did not keep its labels apart well enough, or "
+                         "forgot, or met a longer text than in training."),
             superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head, so a $64 \\times 64$ "
                         "state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, "
-                        "Arora et al. 2023), evaluated on held-out examples. Beyond the training length the "
-                        "fixed-size states must hold $K$ pairs in $d_k = 64$ dimensions, while softmax "
-                        "attention keeps every pair in its KV cache."))
+                        "Arora et al. 2023), evaluated on held-out examples. Softmax attention keeps every pair "
+                        "in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ dimensions, and "
+                        "the capacity bound binds only from $K = d_k = 64$ on. With $K = 32 < d_k$ a linear "
+                        "read-out could keep every pair apart: failures there come from learned keys that are "
+                        "not orthogonal (cross-talk), from decay, and from sequences longer and fuller than "
+                        "in training."))
 
         store.param.watch(self._draw_curve, ["curve"])
         store.param.watch(self._draw_detail, ["run", "query"])
@@ -183,20 +189,36 @@ class MemoryView(DashboardView):
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
-            "**Left**: how far the answers are from the right numbers (0 is perfect), for more and more pairs. "
-            "The dashed line is the best any memory of this size could do: zero until there are as many pairs "
-            "as a key has numbers ({dk} here, dotted line), then rising. The red line is what this memory "
-            "really does. **Right**: the share of names answered with the right number. With {dk} pairs the "
-            "error is {error} and {accuracy}% of the answers are right. Names that change number (slider) "
-            "show what the delta rule is for: it replaces the old number, where the sum piles them up.").format(**fill)
-        self.curve_text.superiore = _(
-            "Left: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, mean over queries (the "
-            "loss of Schlag et al.), against the bound $\\tfrac12 \\max(0, 1 - d_k/N)$: with $N > d_k$ a "
-            "$d_k$-dimensional key space cannot separate $N$ one-hot targets. Squares: the least-squares "
-            "read-out $W k_i$ for these keys, which reaches the bound; red: the rule's own read-out $S k_i$, "
-            "above it through cross-talk $\\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx (N-1)/d_k$ for random "
-            "keys. Right: accuracy with dense unit values in $\\mathbb{R}^{d_k}$ decoded by largest cosine.") \
-            + " " + _("At N = d_k = {dk}: error {error}, {accuracy}% right.").format(**fill)
+            "**Left**: how far the answers are from the right information (0 is perfect), for more and more pairs. "
+            "Here each piece of information is one switch among as many switches as there are pairs, the "
+            "hardest to tell apart. The dashed line is the best that any straight read-out of labels of {dk} "
+            "numbers could do: zero until there are as many pairs as a label has numbers ({dk} here, dotted "
+            "line), then rising. The red line is what this summary really does: with {dk} pairs its error is "
+            "{error}.").format(**fill) + " " + _(
+            "**Right**: a gentler test, where each piece of information is a random arrow of {dk} numbers and an "
+            "answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
+            "{accuracy}% of the answers are right. Labels that get new information (slider) show what the "
+            "delta rule is for: it replaces the old information, where the sum piles them up.").format(**fill)
+        bound = _(
+            "Left: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, one dimension per write "
+            "($d_v = N$, plus the rewrites), mean over queries (the loss of Schlag et al.), against the bound "
+            "$\\tfrac12 \\max(0, 1 - d_k/N)$: the least error of any **linear** read-out from $d_k$-number keys, "
+            "since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule beats it ($S k_i$ is linear "
+            "too). Squares: the least-squares read-out $W k_i$ for these keys, which reaches the bound; red: "
+            "the rule's own read-out $S k_i$.")
+        rule = {"sum": _("The sum rule stays above the bound through cross-talk: its error is "
+                         "$\\tfrac12 \\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx \\tfrac12 (N-1)/d_k$ for "
+                         "random unit keys, even for $N < d_k$."),
+                "delta": _("The delta rule leaves $S_t k_t = v_t$ after each write; later writes with keys not "
+                           "orthogonal to $k_i$ disturb that pair, so with random keys it too stays above the "
+                           "bound."),
+                "gated-delta": _("The gated delta rule also shrinks every older pair by $\\alpha = 0.99$ per later "
+                                 "write, on top of the disturbance of later keys.")}[store.rule]
+        dense = _("Right: accuracy with dense unit values in $\\mathbb{R}^{d_k}$ ($d_v = d_k$) decoded by "
+                  "largest cosine, a different test from the left's.")
+        measured = _("At N = d_k = {dk}: error {error} with one-hot values; {accuracy}% right with dense "
+                     "values.").format(**fill)
+        self.curve_text.superiore = " ".join((bound, rule, dense, measured))
 
     def _draw_detail(self, *_events):
         store, run = self.store, self.store.run
