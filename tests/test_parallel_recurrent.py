@@ -335,3 +335,38 @@ def test_the_model_imports_without_panel_or_bokeh():
     code = ("import sys; import app.dashboards.parallel_recurrent.model; "
             "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules, 'the model imports Panel or Bokeh'")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_per_channel_decays_need_the_per_channel_parallel_form():
+    """o = (QKᵀ ⊙ L)V holds for a scalar decay; with one decay per key channel (GLA) the mask moves inside
+    the dot product, o_t = Σ_j (Σ_i q_ti k_ji e^{G_ti − G_ji}) v_j, as the Superiore text writes it."""
+    from app.dashboards.parallel_recurrent.view import FormsView
+    from app.session import Session
+
+    q, k, v, gates = make_inputs("gla", 12, seed=3, alpha=0.6)
+    o = forward("gla", q, k, v, form="recurrent", scale=1.0, **gates)[0][0, :, 0].numpy()
+    Q, K, V = (x[0, :, 0].numpy() for x in (q, k, v))
+    G = np.cumsum(gates["g"][0, :, 0].numpy(), axis=0)                              # [T, d_k]
+    causal = np.tril(np.ones((12, 12)))
+    per_channel = np.einsum("ti,ji,tji->tj", Q, K, np.exp(G[:, None, :] - G[None, :, :])) * causal
+    np.testing.assert_allclose(per_channel @ V, o, atol=1e-10)
+    for channel in range(G.shape[1]):                  # no single mask L of the scalar form gives it
+        mask = np.exp(G[:, None, channel] - G[None, :, channel]) * causal
+        assert not np.allclose(((Q @ K.T) * mask) @ V, o, atol=1e-3)
+    with language("en"):
+        view = FormsView(store=FormsStore(length=16, cost=False), session=Session())
+    assert r"q_{t,i}\, k_{j,i}\, e^{G_{t,i} - G_{j,i}}" in view.intro.superiore
+    assert "GLA, RWKV" in view.intro.elementare
+
+
+def test_the_outputs_text_states_the_difference_measured_here():
+    from app.dashboards.parallel_recurrent.view import FormsView
+    from app.session import Session
+
+    with language("en"):
+        view = FormsView(store=FormsStore(length=16, cost=False), session=Session())
+    errors = view.store.comparison.errors
+    for dtype in ("float32", "float64"):
+        worst = max(errors[dtype, pair][1] for pair in pr.PAIRS)
+        assert f"{scientific(worst)} in {dtype}" in view.outputs_text.superiore
+    assert "fla" not in view.outputs_text.superiore and "SSD" not in view.outputs_text.superiore

@@ -10,7 +10,7 @@ from app.components.plots import MatrixPicture
 from app.components.text import TEXT_CSS, Explanation
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
-                                                     FORMS, MAX_LENGTH, FormsStore)
+                                                     FORMS, MAX_LENGTH, PAIRS, FormsStore)
 from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, MaskPicture, comparison_table,
                                                         scientific)
 from app.i18n import _, format_number
@@ -31,21 +31,30 @@ class FormsView(DashboardView):
 
         self.intro = Explanation(session, sizing_mode="stretch_width")
         self.intro.elementare = _(
-            "**Three recipes, same cake.** A linear-attention layer can be computed in three ways. "
-            "**Recurrent**: token after token, keeping only a small memory, like reading a book with a "
-            "notepad. **Parallel**: all tokens at once, as one big table of who looks at whom: fast on a "
+            "**Three ways to compute, the same answers.** A linear-attention layer can be computed in three "
+            "ways. **Recurrent**: word after word, keeping only a small summary, like reading a book with a "
+            "notepad. **Parallel**: all words at once, as one big table of who looks at whom: fast on a "
             "graphics card, but the table grows with the square of the length. **Chunked**: cut the "
-            "sequence into pieces; inside a piece work like the parallel recipe, from one piece to the "
-            "next pass the memory along like the recurrent one.\n\n"
-            "Below, the same random input goes through the three recipes: compare what comes out, see "
-            "the table the parallel recipe builds, and measure what each one costs.")
+            "sequence into pieces; inside a piece work like the parallel way, from one piece to the next "
+            "pass the summary along like the recurrent one.\n\n"
+            "One table is enough when the fading is one number per word (RetNet, Mamba-2). When each column "
+            "of the summary fades at its own speed (GLA, RWKV), the parallel way needs one such table per "
+            "column and adds up what they give.\n\n"
+            "Below, the same random input goes through the three ways: compare what comes out, see the "
+            "table the parallel way builds, and measure what each one costs.")
         self.intro.superiore = _(
             "One layer, three schedules of the same sum. **Recurrent**: $S_t = S_{t-1} A_t + v_t k_t^\\top$, "
             "$o_t = S_t q_t$, with $O(T d^2)$ work and a state of fixed size. **Parallel**: unrolling the "
             "recurrence gives $o = (Q K^\\top \\odot L)\\, V$ with the decay mask "
             "$L_{tj} = \\alpha_{j+1} \\cdots \\alpha_t$ for $j \\le t$ (0 above the diagonal): $O(T^2 d)$ work "
             "in matrix products (Katharopoulos et al. 2020 for linear attention; L is the semiseparable "
-            "matrix of Mamba-2's SSD, Dao & Gu 2024). **Chunked**: blocks of $C$ tokens, the parallel form "
+            "matrix of Mamba-2's SSD, Dao & Gu 2024). That holds for a **scalar** decay per token. With a "
+            "decay per key channel, $\\alpha_t \\in (0,1)^{d_k}$ (GLA, RWKV-6, RWKV-7 before its correction), "
+            "the mask moves inside the "
+            "dot product, one per channel: with $G_t = \\sum_{s \\le t} \\log \\alpha_s \\in \\mathbb{R}^{d_k}$, "
+            "$$o_t = \\sum_{j \\le t} \\Big( \\sum_{i=1}^{d_k} q_{t,i}\\, k_{j,i}\\, e^{G_{t,i} - G_{j,i}} \\Big) "
+            "v_j$$ (RWKV-6 reads $S_{t-1}$ and adds its bonus on the diagonal). **Chunked**: blocks of $C$ "
+            "tokens, the parallel form "
             "inside each block and the state across blocks:"
             "$$O_{[n]} = (Q_{[n]} K_{[n]}^\\top \\odot L_{[n]})\\, V_{[n]} + \\tilde Q_{[n]} S_{[n-1]}^\\top,"
             "\\qquad S_{[n]} = S_{[n-1]} \\tilde A_{[n]} + V_{[n]}^\\top \\tilde K_{[n]}$$"
@@ -64,20 +73,13 @@ class FormsView(DashboardView):
             picture.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
         self.difference.figure.select_one(ColorBar).formatter = BasicTickFormatter(precision=1)
         self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], width=560, margin=(4, 10))
-        outputs_text = Explanation(
+        self.outputs_text = outputs_text = Explanation(
             session, width=560,
-            elementare=_("Each strip is what one recipe answers: one column per token, one row (channel) per "
+            elementare=_("Each strip is what one way answers: one column per word, one row (channel) per "
                          "number of the answer (blue negative, red positive, the same colours in the three "
                          "strips). They look the same because they are the same. The last strip shows the "
-                         "difference between two recipes, magnified enormously (its scale is in its title): "
-                         "only specks of rounding are left, a little larger where the answers are larger."),
-            superiore=_("Outputs $o_t \\in \\mathbb{R}^{d_v}$ of one head ($d_k = d_v = 16$; $q, k, v$ "
-                        "random with the seed, gates from the model's default knobs), same colour scale. "
-                        "Last strip: $o^{\\mathrm{chunk}} - o^{\\mathrm{rec}}$ in float32, on its own scale. "
-                        "Relative error: $\\lVert x - y \\rVert / \\lVert y \\rVert$ (RMS). The engine "
-                        "promises $\\le 10^{-5}$ in float32 ($\\le 10^{-4}$ with very strong decays, "
-                        "$\\alpha$ near 0.05) and $\\le 10^{-10}$ in float64; fla's tests and the SSD paper "
-                        "report about $10^{-6}$ in float32."))
+                         "difference between two ways, magnified enormously (its scale is in its title): "
+                         "only specks of rounding are left, a little larger where the answers are larger."))
         strips = pn.Column(*[pn.pane.Bokeh(self.output_pictures[f].figure, margin=(0, 0, 2, 0)) for f in FORMS],
                            pn.pane.Bokeh(self.difference.figure, margin=(8, 0, 0, 0)))
         self.outputs_section = pn.FlexBox(strips, pn.Column(self.table, outputs_text), sizing_mode="stretch_width")
@@ -87,12 +89,12 @@ class FormsView(DashboardView):
         self.mask_note = pn.pane.HTML(stylesheets=[TEXT_CSS], width=500, margin=(4, 10))
         mask_text = Explanation(
             session, width=500,
-            elementare=_("Row t, column j: how much token j still counts when the model answers at token "
+            elementare=_("Row t, column j: how much word j still counts when the model answers at word "
                          "t. Yellow: fully; dark: faded away; grey: the future, never looked at.\n\n"
                          "The **outlined squares** are the chunks: what is inside a square is computed all at "
-                         "once, like the parallel recipe. The **hatched part** below them is never built as "
-                         "a table: it reaches later chunks through the small memory passed along, like the "
-                         "recurrent recipe. The parallel recipe builds the whole triangle."),
+                         "once, like the parallel way. The **hatched part** below them is never built as "
+                         "a table: it reaches later chunks through the small summary passed along, like the "
+                         "recurrent way. The parallel way builds the whole triangle."),
             superiore=_("$L_{tj} = \\exp(G_t - G_j)$ for $j \\le t$, with $G_t = \\sum_{s \\le t} \\log \\alpha_s$ "
                         "(grey: $j > t$; decay_mask in engine.ops.parallel). The parallel form builds all "
                         "$T^2$ entries. The chunked form builds only the diagonal $C \\times C$ blocks "
@@ -113,12 +115,12 @@ class FormsView(DashboardView):
         self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
         cost_text = Explanation(
             session, width=500,
-            elementare=_("Press **Measure** and this server times the three recipes on longer and longer "
+            elementare=_("Press **Measure** and this server times the three ways on longer and longer "
                          "inputs, right now. It counts only the time spent computing, not the time spent "
                          "waiting while the server works for other visitors. Both axes are logarithmic: a "
                          "straight line means the time grows like a power of the length, and the slope says "
                          "which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope 2: "
-                         "twice as long, four times the time (parallel). On short inputs every recipe pays a "
+                         "twice as long, four times the time (parallel). On short inputs every way pays a "
                          "fixed start-up price, so the lines start flat."),
             superiore=_("CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "
@@ -198,6 +200,17 @@ class FormsView(DashboardView):
                 limit=scientific(largest))
             show_matrix(self.difference, delta.T, largest)
             self.table.object = comparison_table(comparison)
+            worst = {dtype: scientific(max(comparison.errors[dtype, pair][1] for pair in PAIRS))
+                     for dtype in ("float32", "float64")}
+            self.outputs_text.superiore = _(
+                "Outputs $o_t \\in \\mathbb{R}^{d_v}$ of one head ($d_k = d_v = 16$; $q, k, v$ random with the "
+                "seed, gates from the model's default knobs), same colour scale. Last strip: "
+                "$o^{\\mathrm{chunk}} - o^{\\mathrm{rec}}$ in float32, on its own scale. Relative error: "
+                "$\\lVert x - y \\rVert / \\lVert y \\rVert$ (RMS). The engine's tests hold every model to "
+                "$\\le 10^{-5}$ in float32 ($\\le 10^{-4}$ with very strong decays, $\\alpha$ near 0.05) and "
+                "$\\le 10^{-10}$ in float64.") + " " + _(
+                "Measured now on this input, the largest relative error between any two forms: {float32} in "
+                "float32, {float64} in float64.").format(**worst)
 
     def _draw_mask(self, *_events):
         store = self.store
