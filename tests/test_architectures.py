@@ -166,3 +166,22 @@ def test_the_model_imports_without_panel():
     code = ("import sys; import app.dashboards.architectures.model; "
             "assert 'panel' not in sys.modules and 'bokeh' not in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("variant", arch.ARCHITECTURES)
+def test_superiore_says_what_our_tiny_version_leaves_out(variant):
+    """The banner at Superiore (and the state page's description of the model) names what the paper's layer has
+    and ours does not: RetNet's xPos, Mamba-2's output gate, RWKV's token shift…"""
+    from app.dashboards.state_fills_up.model import StateStore
+    from app.dashboards.state_fills_up.view import StateView
+    from app.i18n import _
+
+    with language("it"):
+        session = Session(language="it", level="superiore")
+        view = arch_view.ArchitecturesView(store=arch.ArchitecturesStore(arch=variant), session=session)
+        left_out = _(REGISTRY[variant].left_out)
+        assert left_out in view.rule.superiore and left_out not in view.rule.elementare
+        state = StateView(store=StateStore(variant=variant), session=session)
+        assert left_out in state.rule.superiore and left_out not in state.rule.elementare
+    assert "xPos" in REGISTRY["retnet"].left_out and "output gate" in REGISTRY["mamba2"].left_out
+    assert "token shift" in REGISTRY["rwkv6"].left_out and "token shift" in REGISTRY["rwkv7"].left_out

@@ -168,7 +168,8 @@ class ArchitecturesView(DashboardView):
             self.lamp.object = f'<div class="lamp" role="status">{text}</div>'
             record = REGISTRY[arch]
             self.rule.elementare = _(record.rule)
-            self.rule.superiore = f"{_(record.rule)} ({record.papers})\n\n{record.formula}"
+            self.rule.superiore = (f"{_(record.rule)} ({record.papers})\n\n{record.formula}"
+                                   f"\n\n{_(record.left_out)}")      # what our tiny version leaves out
             for variant, card in self.cards.items():
                 lit = variant == arch
                 card["button"].button_style = "solid" if lit else "outline"

@@ -144,7 +144,8 @@ class StateView(DashboardView):
         record = REGISTRY[variant]
         name = _(record.label)
         self.rule.elementare = f"**{name}.** " + _(record.rule)
-        self.rule.superiore = f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
+        self.rule.superiore = (f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
+                               + "\n\n" + _(record.left_out))
 
     def _configure_mechanism(self):
         store, result = self.store, self.store.result
