@@ -80,7 +80,7 @@ def shell(session, slug, content: Page):
     label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
                                       stylesheets=[":host { font-size: 15px; }"])
     template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
-                             label(_("Dashboards")), nav])
+                             label(_("Laboratories")), nav])
     without_doc_tooltips(session, [level])
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
@@ -133,7 +133,7 @@ def notices(session):
 
 def coming_soon(dashboard):
     title, summary = html.escape(_(dashboard.title)), html.escape(_(dashboard.summary))
-    soon = html.escape(_("This dashboard is coming: it is not built yet."))
+    soon = html.escape(_("This laboratory is coming: it is not built yet."))
     text = f"<h1>{title}</h1><p>{summary}</p><p><em>{soon}</em></p>"
     return Page(main=pn.pane.HTML(text, stylesheets=[TEXT_CSS, ":host { max-width: 900px; }"],
                                   sizing_mode="stretch_width"))

@@ -48,11 +48,17 @@ class DashboardView(pn.viewable.Viewer):
         store = cls.open_store(session, pn.state.session_args)
         view = cls(store=store, session=session)
         write_query(store, cls.Store.URL)
-        return Page(main=view, controls=view.controls())
+        return Page(main=view, controls=view.controls() + view.downloads())
 
     def controls(self):
         """The widgets this page puts in the sidebar."""
         return []
+
+    def downloads(self):
+        """The sidebar's download section (app/export): the page's run, pictures and numbers as files,
+        made from this session's store (app.export.pages says what each page exports)."""
+        from app.export.section import download_section
+        return download_section(self)
 
 
 def title(text):

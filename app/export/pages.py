@@ -1,0 +1,435 @@
+"""What each page can export, read from the stores of one session: scenes (frames), tables, words.
+
+    page = PAGES["state"](session)        # session.stores holds the page's store(s)
+    page.length()                          # frames of the current run (1: a still page)
+    page.scene(t)                          # a scene.Scene: what frame t shows
+    page.tables()                          # {name: scene.Table}
+
+An adapter computes nothing new: it reads the store's run with the page's own model functions
+(`head_frame`, `limits_of`, `rolling_median`, …), rounds colour ranges with `plots.nice_limit` as the
+pictures do, and words frames with the page's own text functions, turned from HTML into plain lines.
+"""
+from html.parser import HTMLParser
+
+import numpy as np
+
+from app.components.curves import BLUE, VERMILLION
+from app.components.plots import nice_limit
+from app.export.scene import Bars, Curves, Heat, Scene, Series, Strip, Table
+from app.i18n import N_, _, format_number
+from app.urlstate import serialize
+from app.variants import REGISTRY
+
+
+class _Text(HTMLParser):
+    """Our own HTML (already escaped) → lines of text; block elements and <br> end a line."""
+
+    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.lines, self.line = [], ""
+
+    def handle_starttag(self, tag, attrs):
+        if tag in self.BLOCKS:
+            self.flush()
+
+    handle_endtag = lambda self, tag: self.flush() if tag in self.BLOCKS else None
+
+    def handle_data(self, data):
+        self.line += data
+
+    def flush(self):
+        text = " ".join(self.line.split())
+        if text:
+            self.lines.append(text)
+        self.line = ""
+
+
+def plain(markup):
+    """Lines of plain text of one of the page's HTML snippets."""
+    parser = _Text()
+    parser.feed(markup)
+    parser.close()
+    parser.flush()
+    return parser.lines
+
+
+class _Boxes(HTMLParser):
+    """A token strip's HTML (texts.token_strip, texts.trained_strip) → its boxes: token, mark, mood, ask."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.boxes, self.depth, self.in_mark = [], 0, False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        classes = (attrs.get("class") or "").split()
+        if "data-step" in attrs:
+            self.boxes.append({"token": "", "mark": "", "mood": "", "ask": "ask" in classes})
+            self.depth = 0
+        elif self.boxes and "answer" in classes:
+            self.in_mark = True
+        elif self.boxes and self.in_mark and ({"ok", "bad"} & set(classes)):
+            self.boxes[-1]["mood"] = "ok" if "ok" in classes else "bad"
+        if self.boxes and tag == "span":
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if tag == "div":
+            self.in_mark = False
+
+    def handle_data(self, data):
+        if self.boxes:
+            self.boxes[-1]["mark" if self.in_mark else "token"] += data
+
+
+def strip_from_html(markup, current):
+    parser = _Boxes()
+    parser.feed(markup)
+    boxes = parser.boxes
+    return Strip(tokens=[b["token"].strip() for b in boxes], current=current,
+                 marks=[" ".join(b["mark"].split()) for b in boxes], moods=[b["mood"] for b in boxes],
+                 asks=[b["ask"] for b in boxes])
+
+
+class PageExport:
+    """What one page exports; subclasses read their store(s) from `session.stores`."""
+
+    slug = None
+    package = None                     # app.dashboards.<package>.view: the page's own URL code
+    title_msgid = None
+
+    def __init__(self, session, frame=None, speed=None):
+        self.session = session
+        self.frame, self.speed = frame, speed      # the player's, from the URL (None: not given)
+
+    @property
+    def store(self):
+        return self.session.stores[self.slug]
+
+    @property
+    def language(self):
+        return self.session.language
+
+    @classmethod
+    def open(cls, session, args):
+        """Make this page's store(s) in `session` from untrusted URL args, with the page's own URL code
+        (its view's `open_store`); URL problems become the session's notices."""
+        import importlib
+
+        view = importlib.import_module(f"app.dashboards.{cls.package}.view").build.__self__
+        view.open_store(session, args)
+        return cls(session)
+
+    def title(self):
+        return _(self.title_msgid)
+
+    def settings(self):
+        """The page's settings as its URL writes them."""
+        return {key: serialize(getattr(self.store, name)) for name, key in self.store.URL.items()}
+
+    def footer(self):
+        words = " · ".join(f"{key}={value}" for key, value in self.settings().items())
+        return f"Lineare · /{self.slug} · {words}"
+
+    def length(self):
+        return 1
+
+    def default_frame(self):
+        """The frame a picture shows unless told: the URL's, else the one the page opens on."""
+        frame = self.opening_frame() if self.frame is None else self.frame
+        return min(max(int(frame), 0), self.length() - 1)
+
+    def opening_frame(self):
+        return 0
+
+    def scene(self, t):
+        raise NotImplementedError
+
+    def captions(self, t):
+        return self.scene(t).caption
+
+    TABLES = {}                        # table name → msgid of its title; `table_<name>()` makes it
+    animated = False                   # a run of frames (GIF, MP4, lesson), or one picture
+
+    def tables(self):
+        """{name: translated title} of the page's tables."""
+        return {name: _(title) for name, title in self.TABLES.items()}
+
+    def table(self, name):
+        return getattr(self, f"table_{name}")()
+
+    def explanation(self):
+        """The page's main explanation at the session's level (Markdown with $…$ formulas)."""
+        return ""
+
+    def step(self, t):
+        return _("Step {t} of {n}").format(t=t + 1, n=self.length()) if self.length() > 1 else ""
+
+
+# ----------------------------------------------------------------------------- The state fills up
+
+class StatePage(PageExport):
+    slug, package, title_msgid = "state", "state_fills_up", "The state fills up"
+    TABLES = {"steps": N_("Tokens, answers and memory"), "pictures": N_("Every picture at every step")}
+    animated = True
+
+    def length(self):
+        return self.store.length()
+
+    def title(self):
+        return f"{_(self.title_msgid)} · {_(REGISTRY[self.store.variant].label)}"
+
+    def explanation(self):
+        record = REGISTRY[self.store.variant]
+        if self.session.level == "superiore":
+            return f"**{_(record.label)}** ({record.papers}). {_(record.rule)}\n\n{record.formula}"
+        return f"**{_(record.label)}.** {_(record.rule)}"
+
+    def _runs(self):
+        """[(name or None, records, limits, head)] of every head on the page, and the run's variant."""
+        store = self.store
+        if store.mode == "trained":
+            run = store.trained
+            if run is None:
+                return [], store.variant
+            config = run.sidecar["config"]
+            layers = [l for l in range(config["n_layers"]) if store.layer in ("both", str(l + 1))] or [0]
+            shown = []
+            for l in layers:
+                for h in range(config["n_heads"]):
+                    name = _("Layer {n}").format(n=l + 1) if config["n_heads"] == 1 else \
+                        _("Layer {n}, head {h}").format(n=l + 1, h=h + 1)
+                    shown.append((name, run.layers[l], run.limits[l], h))
+            return shown, run.variant
+        result = store.result
+        return [(None, result.records, store.limits, h) for h in range(store.heads)], result.variant
+
+    def scene(self, t):
+        from app.dashboards.state_fills_up.model import head_frame
+
+        store = self.store
+        shown, variant = self._runs()
+        panels = []
+        for i, (name, records, limits, head) in enumerate(shown):
+            frame = head_frame(variant, records, head, t)
+            panels += _head_panels(frame, limits, head, name, full=(i == 0))
+        strip, caption = None, []
+        from app.dashboards.state_fills_up import texts
+        if store.mode == "trained":
+            run = store.trained
+            if run is None:
+                caption = [texts.failure_message(store.failure)] if store.failure else []
+            else:
+                strip = strip_from_html(texts.trained_strip(run), t)
+                caption = plain(texts.trained_memory_line(run, t)) + plain(texts.prediction_html(run, t))
+        else:
+            result = store.result
+            strip = strip_from_html(texts.token_strip(result), t)
+            caption = plain(texts.memory_line(result, t)) + plain(texts.answer_html(result, t))
+        return Scene(self.title(), panels, strip=strip, caption=caption, step=self.step(t), footer=self.footer())
+
+    def table_pictures(self):
+        from app.dashboards.state_fills_up.model import head_frame
+
+        shown, variant = self._runs()
+        rows, ranges = [], {}
+        for name, records, limits, head in shown:
+            where = name or _("Head {n}").format(n=head + 1)
+            ranges.update({f"{where} {key}": nice_limit(value) for key, value in limits.items()})
+            for t in range(self.length()):
+                frame = head_frame(variant, records, head, t)
+                for picture, values in _frame_arrays(frame).items():
+                    for (r, c), value in np.ndenumerate(np.atleast_2d(values)):
+                        rows.append([t + 1, where, picture, r, c, value])
+        return Table("pictures", _(self.TABLES["pictures"]), ["step", "head", "picture", "row", "col", "value"], rows,
+                     notes=[_("value: the engine's numbers (float32), no unit. state, write: the memory S_t and "
+                              "what the token writes [d_v × d_k]; kept: the share of each key column kept; "
+                              "correction: prediction, target, error [3 × d_v]; output: the read-out o_t; cache: "
+                              "the cached values v_i (empty after t); attention: the weights over the cache."),
+                            _("Colour range of each picture (the run's fixed ± limit): {ranges}").format(
+                                ranges=", ".join(f"{k} {format_number(v)}" for k, v in ranges.items()))])
+
+    def table_steps(self):
+        strip = self.scene(0).strip
+        rows = [] if strip is None else [
+            [t + 1, strip.tokens[t], strip.marks[t], strip.moods[t], " ".join(self.captions(t))]
+            for t in range(self.length())]
+        return Table("steps", _(self.TABLES["steps"]), ["step", "token", "answer", "result", "caption"], rows,
+                     notes=[_("answer: the answer under a question; result: ok (right) or bad (wrong); caption: "
+                              "the page's lines for that step.")])
+
+    def captions(self, t):
+        from app.dashboards.state_fills_up import texts
+
+        store = self.store
+        if store.mode == "trained":
+            run = store.trained
+            return [] if run is None else plain(texts.trained_memory_line(run, t)) + plain(texts.prediction_html(run, t))
+        return plain(texts.memory_line(store.result, t)) + plain(texts.answer_html(store.result, t))
+
+
+def _frame_arrays(frame):
+    """A model.HeadFrame's pictures by name (those the variant has)."""
+    names = ("state", "write", "kept", "correction", "output", "cache", "attention")
+    return {n: getattr(frame, n) for n in names if getattr(frame, n) is not None}
+
+
+def _head_panels(frame, limits, head, name, full):
+    """The cards of one head, as the page draws them (`full`: every card; else its memory only)."""
+    titles = {("head", "cache"): _("Head {n}: value cache"), ("head", "state"): _("Head {n}: memory S"),
+              ("name", "cache"): _("{name}: value cache"), ("name", "state"): _("{name}: memory S")}
+    owner = lambda what: titles["head" if name is None else "name", what].format(n=head + 1, name=name)
+    key_dim, value_dim = _("key dimension"), _("value dimension")
+    if frame.cache is not None:                     # softmax: a cache that grows, and where the question looks
+        panels = [Heat(owner("cache"), frame.cache, nice_limit(limits["target"]), value_dim,
+                       _("position in the sequence"))]
+        if full:
+            panels.append(Bars(_("Where the question looks"), frame.attention, (0, 1.05),
+                               _("position in the sequence"), _("attention weight"), color="#b35806"))
+    else:
+        panels = [Heat(owner("state"), frame.state, nice_limit(limits["state"]), key_dim, value_dim)]
+        if full:
+            beta = "" if frame.beta is None else f"β = {format_number(frame.beta, 2)}"
+            panels += [Heat(_("What this token writes"), frame.write, nice_limit(limits["write"]), key_dim, value_dim),
+                       Bars(_("What each column keeps"), frame.kept, (0, 1.05), key_dim, _("kept"), subtitle=beta)]
+    if full and frame.correction is not None:
+        panels.append(Heat(_("Correction"), frame.correction, nice_limit(limits["delta"]), value_dim,
+                           row_labels=[_("prediction"), _("target"), _("error")]))
+    if full:
+        panels.append(Heat(_("Read-out"), frame.output, nice_limit(limits["output"]), value_dim,
+                           row_labels=[_("answer")]))
+    return panels
+
+
+# ----------------------------------------------------------------------------- Two bills
+
+class TwoBillsPage(PageExport):
+    slug, package, title_msgid = "two-bills", "two_bills", "Two bills"
+    TABLES = {"tokens": N_("Generating, one token at a time"), "measurements": N_("Your measurements: time "
+                                                                                  "against context"),
+              "calculator": N_("Memory against context length")}
+    animated = True
+
+    @classmethod
+    def open(cls, session, args):
+        from app.dashboards.two_bills.calculator import CalculatorStore
+        from app.urlstate import read_query
+
+        page = super().open(session, args)
+        values, notices = read_query(CalculatorStore, CalculatorStore.URL, args)    # as the page does
+        session.store(cls.slug + "/calculator", lambda: CalculatorStore(**values))
+        session.add_notices("url", notices)
+        return page
+
+    def length(self):
+        return self.store.result.tokens
+
+    def opening_frame(self):
+        return self.length() - 1              # the page opens on the whole run
+
+    def scene(self, t):
+        from app.dashboards.two_bills.model import byte_unit, rolling_median
+
+        result = self.store.result
+        t = min(t, result.tokens - 1)
+        name = _(REGISTRY[result.variant].label)
+        cache_max = max(result.kv_cache_bytes.max(), result.state_bytes.max())
+        size, symbol = byte_unit(cache_max)
+        upto = slice(0, t + 1)
+        held, cache, state = result.held, result.kv_cache_bytes / size, result.state_bytes / size
+        faded = lambda colour: "#%02x%02x%02x" % _fade(colour, 0.65)                  # the page's alpha 0.35
+        memory = [Series(_("KV cache (softmax)"), held[upto], cache[upto], VERMILLION, width=4),
+                  Series(_("state ({model})").format(model=name), held[upto], state[upto], BLUE, dash=True, width=4),
+                  Series("", held[t:t + 1], cache[t:t + 1], VERMILLION, kind="dots", size=12),
+                  Series("", held[t:t + 1], state[t:t + 1], BLUE, kind="dots", size=12, marker="square")]
+        if result.context:
+            first = (result.kv_cache_bytes[0] - result.bytes_per_token) / size
+            memory.insert(0, Series(_("already in memory"), np.array([0, result.context]), np.array([0, first]),
+                                    VERMILLION, dash=True, width=2))
+        numbers = np.arange(1, result.tokens + 1)
+        soft_median, state_median = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
+        top = max(soft_median.max(), state_median.max())
+        times = [Series("", numbers[upto], result.softmax_ms[upto], faded(VERMILLION), kind="dots"),
+                 Series("", numbers[upto], result.state_ms[upto], faded(BLUE), kind="dots", marker="square"),
+                 Series(_("softmax"), numbers[upto], soft_median[upto], VERMILLION, width=4),
+                 Series(_("state ({model})").format(model=name), numbers[upto], state_median[upto], BLUE,
+                        dash=True, width=4)]
+        panels = [Curves(_("Memory held while generating"), memory,
+                         (0, held[-1] + max(1, held[-1] // 50)), (0, 1.12 * cache_max / size),
+                         _("tokens in memory"), _("memory ({unit})").format(unit=symbol)),
+                  Curves(_("Time per token, measured now"), times, (0, result.tokens + 1), (0, 1.6 * top),
+                         _("generated token"), _("milliseconds per token"))]
+        return Scene(self.title(), panels, caption=self.captions(t), step=self.step(t), footer=self.footer())
+
+    def captions(self, t):
+        from app.dashboards.two_bills.model import format_bytes, format_ms, rolling_median
+
+        result = self.store.result
+        name = _(REGISTRY[result.variant].label)
+        lines = [_("Token {t} of {n} · tokens in memory: {held}").format(
+            t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))]
+        lines.append(f"{_('KV cache (softmax)')}: {format_bytes(result.kv_cache_bytes[t])}, "
+                     + _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
+                     + f" · {_('state ({model})').format(model=name)}: {format_bytes(result.state_bytes[t])}, "
+                     + _("the same at every token"))
+        soft_ms = rolling_median(result.softmax_ms[:t + 1])[-1]
+        state_ms = rolling_median(result.state_ms[:t + 1])[-1]
+        lines.append(_("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")
+                     .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms)))
+        return lines
+
+    def explanation(self):
+        if self.session.level == "superiore":
+            return _("Softmax attention pays two bills. **Work**: a prompt of $n$ tokens costs $O(n^2 d)$ per "
+                     "layer, since every query meets every key. **Memory**: to generate token $t$ it reads a "
+                     "KV cache of $t$ keys and $t$ values, which grows as $O(t)$ and is never freed. A "
+                     "fixed-size state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ costs $O(d_k d_v)$ per token, "
+                     "in time and in memory, whatever $t$ is (Katharopoulos et al. 2020).")
+        return _("Softmax attention pays two bills. **Work**: to read a text, it compares every token "
+                 "with every other one. **Memory**: while it writes, it keeps a key and a value for every "
+                 "token it has seen, and never throws any away. A model with a fixed-size state pays a "
+                 "fixed amount instead. Below, one layer of each kind generates the same tokens, one at a "
+                 "time; further down, the same bills for real models.")
+
+    def table_tokens(self):
+        from app.dashboards.two_bills.model import rolling_median
+
+        result = self.store.result
+        soft_median, state_median = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
+        rows = [[t + 1, result.held[t], result.kv_cache_bytes[t], result.state_bytes[t], result.softmax_ms[t],
+                 result.state_ms[t], soft_median[t], state_median[t]] for t in range(result.tokens)]
+        setup = _("Softmax attention against {model}: one layer each, {heads} heads with d_k = d_v = {dim}, "
+                  "numbers in float32, random tokens.").format(model=_(REGISTRY[result.variant].label),
+                                                               heads=result.heads, dim=result.dim)
+        return Table("tokens", _(self.TABLES["tokens"]),
+                     ["token", "tokens_in_memory", "kv_cache_bytes", "state_bytes", "softmax_ms", "state_ms",
+                      "softmax_ms_median9", "state_ms_median9"], rows,
+                     notes=[setup, _("bytes: what the engine's step records report; ms: the wall-clock time of "
+                                     "each step on the machine that made this file; median9: the median of the "
+                                     "last 9 tokens.")])
+
+    def table_measurements(self):
+        return Table("measurements", _(self.TABLES["measurements"]),
+                     ["heads", "dim", "tokens_in_memory", "softmax_ms_median", "state_ms_median"],
+                     [list(point) for point in self.store.history],
+                     notes=[_("One row per run in this visit; ms: the median wall-clock time per token.")])
+
+    def table_calculator(self):
+        calculator = self.session.stores.get(self.slug + "/calculator")
+        rows, settings = [], ""
+        if calculator is not None and calculator.memory is not None:
+            rows = [list(calculator.memory)]
+            settings = ", ".join(f"{k}={serialize(getattr(calculator, n))}" for n, k in calculator.URL.items())
+        return Table("calculator", _(self.TABLES["calculator"]),
+                     ["context_tokens", "kv_cache_bytes", "state_bytes", "weights_bytes"], rows,
+                     notes=[_("The calculator's settings: {settings}").format(settings=settings)])
+
+
+def _fade(colour, amount):
+    from app.export.draw import fade
+    return fade(colour, amount)
+
+
+PAGES = {page.slug: page for page in (StatePage, TwoBillsPage)}

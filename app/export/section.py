@@ -1,0 +1,178 @@
+"""The download section of a page's sidebar: what to save, its size, a download button and its progress.
+
+`DashboardView.downloads()` (app/dashboards/base.py) puts it under every page that has an adapter in
+`app.export.pages.PAGES`; the view needs nothing else. The button is a `FileDownload` with an async
+callback: the file is made on one export thread for the whole process (so the event loop and the other
+visitors go on), the progress bar follows frame by frame, and a refusal is shown as a message instead
+of a file. At most `MAX_WAITING` exports wait or run at once; past that a visitor is asked to retry.
+
+The picture of "this step" needs the frame the browser shows, which the player never sends back: a
+small `FrameProbe` reads it (and the speed) from the address bar when a visitor presses the download
+button, and sends it just before the button's own click.
+"""
+import asyncio
+import html
+import io
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import panel as pn
+import param
+from panel.custom import JSComponent
+
+from app.components.player import Player
+from app.export.files import SIZES, ExportRefused, make_file
+from app.export.pages import PAGES
+from app.i18n import _, format_number
+from app.urlstate import read_query
+from app.work import on_next_tick
+
+EXPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-export")
+MAX_WAITING = 2
+_waiting = [0]
+_lock = threading.Lock()
+
+MESSAGE_CSS = """
+:host { width: 100%; font-size: 14px; }
+.refused { background: #fff8e1; border-left: 5px solid #f0b429; padding: 6px 10px; color: #3e2c00; }
+.done { color: #1a7f37; }
+"""
+
+
+class FrameProbe(JSComponent):
+    """Sends the browser's frame and speed when a visitor presses an element of class `lineare-export`."""
+
+    frame = param.Integer(default=-1, doc="the frame shown when the download was pressed (−1: unknown)")
+    speed = param.Number(default=0.0, doc="the player's speed then (0: unknown)")
+
+    _esm = """
+    export function render({ model }) {
+      function read(event) {
+        if (!event.composedPath().some(e => e.classList && e.classList.contains("lineare-export"))) { return }
+        const shown = document.body.dataset.lineareFrame
+        const speed = Number(new URL(window.location.href).searchParams.get("speed"))
+        if (shown !== undefined && Number(shown) !== model.frame) { model.frame = Number(shown) }
+        if (speed > 0 && speed !== model.speed) { model.speed = speed }
+      }
+      const key = (event) => { if (event.key === "Enter" || event.key === " ") { read(event) } }
+      document.addEventListener("pointerdown", read, true)
+      document.addEventListener("keydown", key, true)
+      model.on("remove", () => {
+        document.removeEventListener("pointerdown", read, true)
+        document.removeEventListener("keydown", key, true)
+      })
+    }
+    """
+
+
+class ExportDownload(pn.widgets.FileDownload):
+    """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead).
+
+    Panel 1.9's FileDownload turns `button_type` into its `color` alias and then drops `color` on the
+    way to the browser (it stays grey): here `color` goes to the model's `button_type`."""
+
+    _rename = {**pn.widgets.FileDownload._rename, "color": "button_type"}
+
+    def _sync_data(self, fileobj):
+        if fileobj is not None:
+            super()._sync_data(fileobj)
+
+
+def choices(page):
+    """{label: key} of what this page can be saved as."""
+    options = {}
+    if page.animated:
+        options.update({_("Animation (GIF)"): "gif", _("Video (MP4)"): "mp4",
+                        _("Every frame (PNG files in a zip)"): "zip"})
+    options[_("Picture of this step (PNG)") if page.animated else _("Picture (PNG)")] = "png"
+    for name, title in page.tables().items():
+        options[_("Numbers: {what} (CSV)").format(what=title)] = f"csv:{name}"
+    if page.animated:
+        options[_("Lesson in one file (HTML, plays offline)")] = "html"
+    return options
+
+
+class ExportSection(pn.viewable.Viewer):
+    """The sidebar's download section of one page, in one session."""
+
+    def __init__(self, view, **params):
+        super().__init__(**params)
+        self.page = PAGES[view.slug](view.session)
+        values, _notices = read_query(Player, Player.URL, pn.state.session_args)   # the page reports them
+        self.page.frame, self.page.speed = values.get("value"), values.get("speed")
+        self.what = pn.widgets.Select(name=_("What"), options=choices(self.page), sizing_mode="stretch_width")
+        sizes = {f"{w} × {h}": key for key, (w, h) in SIZES.items()}
+        self.size = pn.widgets.Select(name=_("Size (pixels)"), options=sizes, sizing_mode="stretch_width")
+        self.probe = FrameProbe(height=0, width=0, margin=0)
+        self.button = ExportDownload(callback=self._make, label=_("Download"), button_type="primary",
+                                     filename="lineare.gif", sizing_mode="stretch_width",
+                                     css_classes=["lineare-export"])
+        self.progress = pn.indicators.Progress(value=0, max=100, visible=False, sizing_mode="stretch_width",
+                                               height=14, bar_color="primary")
+        self.message = pn.pane.HTML("", stylesheets=[MESSAGE_CSS], sizing_mode="stretch_width", margin=(0, 10))
+        self.what.param.watch(self._chosen, "value")
+        self._chosen()
+        self.layout = pn.Card(self.what, self.size, self.button, self.progress, self.message, self.probe,
+                              title=_("Download"), collapsed=True, sizing_mode="stretch_width",
+                              css_classes=["lineare-downloads"])
+
+    def __panel__(self):
+        return self.layout
+
+    def _chosen(self, *_events):
+        fmt, _sep, table = self.what.value.partition(":")
+        self.size.visible = fmt not in ("csv",)
+        self.size.value = {"gif": "small", "html": "small", "png": "full-hd"}.get(fmt, "projector")
+        self.button.filename = f"lineare-{self.page.slug}" + (f"-{table}.csv" if table else f".{fmt}")
+        self.message.object = ""
+
+    def _say(self, text, kind):
+        self.message.object = f'<div class="{kind}">{html.escape(text)}</div>'
+
+    async def _make(self):
+        """The file the button downloads (a BytesIO), or None after showing why it was refused."""
+        fmt, _sep, table = self.what.value.partition(":")
+        page, size = self.page, SIZES[self.size.value]
+        if self.probe.frame >= 0:
+            page.frame = self.probe.frame
+        fps = self.probe.speed or page.speed or 2.0
+        with _lock:
+            busy = _waiting[0] >= MAX_WAITING
+            if not busy:
+                _waiting[0] += 1
+        if busy:
+            self._say(_("The server is making other files right now: try again in a minute."), "refused")
+            return None
+        doc = pn.state.curdoc
+        self.button.disabled, self.progress.value, self.progress.visible = True, 0, True
+        self.message.object = ""
+
+        def progress(done, total):
+            value = int(100 * done / total)
+            on_next_tick(doc, lambda: setattr(self.progress, "value", value))
+
+        def work():
+            try:
+                return make_file(page, fmt, size=size, fps=fps, table=table or None, progress=progress)
+            finally:
+                with _lock:
+                    _waiting[0] -= 1
+
+        try:
+            result = await asyncio.wrap_future(EXPORTS.submit(work))
+        except ExportRefused as refusal:
+            self._say(str(refusal), "refused")
+            return None
+        finally:
+            self.button.disabled, self.progress.visible = False, False
+        self.button.filename = result.filename
+        self._say(_("Ready: {name} ({size} kB).").format(name=result.filename,
+                                                         size=format_number(round(len(result.data) / 1e3))), "done")
+        return io.BytesIO(result.data)
+
+
+def download_section(view):
+    """The download section for `view`'s page, or nothing when the page has no export."""
+    if view.slug not in PAGES:
+        return []
+    return [ExportSection(view)]

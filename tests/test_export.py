@@ -1,0 +1,234 @@
+"""Exports without a browser: files opened again (GIF, MP4, zip, CSV, HTML) and compared with the
+stores' numbers, the limits every export is checked against, the command line, both languages."""
+import io
+import re
+import subprocess
+import sys
+import zipfile
+
+import imageio.v2 as imageio_v2
+import imageio.v3 as iio
+import numpy as np
+import pandas as pd
+import pytest
+from PIL import Image, ImageColor
+
+from app.components.plots import PALETTE, nice_limit, quantize
+from app.dashboards.state_fills_up.model import head_frame
+from app.dashboards.two_bills.model import rolling_median
+from app.export import ExportRefused, Limits, make_file, open_page
+from app.export.__main__ import main
+from app.export.draw import draw, font
+from app.export.files import check, parse_size
+from app.export.pages import plain, strip_from_html
+from app.export.scene import Scene
+from app.i18n import language
+
+SMALL = (480, 270)
+
+
+@pytest.fixture(scope="module")
+def state():
+    page, notices = open_page("/state?variant=deltanet&preset=phonebook&lang=en")
+    assert notices == []
+    return page
+
+
+@pytest.fixture(scope="module")
+def bills():
+    page, _notices = open_page("/two-bills?tokens=16&heads=1&dim=16&lang=en")
+    return page
+
+
+def test_a_gif_has_one_frame_per_step_at_the_size_asked(state):
+    result = make_file(state, "gif", size=SMALL, fps=4)
+    frames = iio.imread(result.data, index=None, extension=".gif")              # [T, H, W, channels]
+    assert result.filename == "lineare-state.gif" and result.mime == "image/gif"
+    assert frames.shape[:3] == (state.length(), SMALL[1], SMALL[0]) == (11, 270, 480)
+    assert not np.array_equal(frames[0], frames[-1])                              # it moves
+    assert iio.immeta(result.data, extension=".gif", index=0)["duration"] == 250  # 4 frames per second
+
+
+def test_an_mp4_reads_back_with_its_frames_size_and_speed(bills, tmp_path):
+    result = make_file(bills, "mp4", size=(640, 360), fps=8)
+    (tmp_path / result.filename).write_bytes(result.data)                     # ffmpeg reads files
+    reader = imageio_v2.get_reader(tmp_path / result.filename, format="FFMPEG")
+    try:
+        meta = reader.get_meta_data()
+        frames = [frame for frame in reader]
+    finally:
+        reader.close()
+    assert meta["codec"] == "h264" and meta["size"] == (640, 360) and meta["fps"] == 8
+    assert len(frames) == bills.length() == 16
+    assert frames[0].shape == (360, 640, 3)
+
+
+def test_the_zip_holds_every_frame_as_a_png(state):
+    archive = zipfile.ZipFile(io.BytesIO(make_file(state, "zip", size=SMALL).data))
+    names = archive.namelist()
+    assert names == [f"frame-{i:03d}.png" for i in range(1, 12)]
+    assert Image.open(archive.open(names[4])).size == SMALL
+
+
+def test_a_png_is_the_urls_step_at_projector_size():
+    page, _notices = open_page("/state?variant=deltanet&t=5")
+    result = make_file(page, "png")
+    image = Image.open(io.BytesIO(result.data))
+    assert result.filename == "lineare-state-6.png" and image.size == (1920, 1080)
+    assert page.scene(5).step == "Step 6 of 11"
+
+
+def test_heat_maps_use_the_pages_numbers_and_fixed_colour_range(state):
+    store, t = state.store, 6
+    frame = head_frame(store.result.variant, store.result.records, 0, t)
+    memory = state.scene(t).panels[0]
+    assert np.array_equal(memory.values, frame.state)
+    assert memory.limit == nice_limit(store.limits["state"])                # per run, as the page rounds it
+    # the cell of largest |value| is drawn in its palette colour (the browser's 8-bit step)
+    image = np.asarray(draw(Scene("", [memory]), (1280, 720)))
+    i, j = np.unravel_index(np.abs(frame.state).argmax(), frame.state.shape)
+    colour = ImageColor.getrgb(PALETTE[int(quantize(frame.state[i, j], memory.limit))])
+    assert (image == colour).all(-1).sum() > 50
+
+
+def test_the_csv_of_two_bills_is_the_stores_run(bills):
+    result = make_file(bills, "csv", table="tokens")
+    text = result.data.decode("utf-8")
+    assert text.startswith("# Lineare · Two bills · Generating, one token at a time\n# /two-bills?")
+    assert "tokens=16" in text.splitlines()[1] and "ms: the wall-clock time" in text
+    table = pd.read_csv(io.BytesIO(result.data), comment="#")
+    run = bills.store.result
+    assert list(table.columns) == ["token", "tokens_in_memory", "kv_cache_bytes", "state_bytes", "softmax_ms",
+                                   "state_ms", "softmax_ms_median9", "state_ms_median9"]
+    assert table["token"].tolist() == list(range(1, 17))
+    assert np.array_equal(table["kv_cache_bytes"], run.kv_cache_bytes)
+    assert np.array_equal(table["state_bytes"], run.state_bytes)
+    assert np.array_equal(table["softmax_ms"], run.softmax_ms)                  # every digit kept
+    assert np.array_equal(table["state_ms_median9"], rolling_median(run.state_ms))
+
+
+def test_the_csv_of_the_state_holds_every_picture_at_every_step(state):
+    table = pd.read_csv(io.BytesIO(make_file(state, "csv", table="pictures").data), comment="#")
+    result = state.store.result
+    for t in (0, 5, 10):
+        frame = head_frame(result.variant, result.records, 0, t)
+        for name in ("state", "write", "output"):
+            cells = table[(table.step == t + 1) & (table.picture == name)]
+            values = np.zeros(np.atleast_2d(getattr(frame, name)).shape)
+            values[cells.row, cells.col] = cells.value
+            assert np.array_equal(values, np.atleast_2d(getattr(frame, name)).astype(float))
+    steps = pd.read_csv(io.BytesIO(make_file(state, "csv", table="steps").data), comment="#",
+                        keep_default_na=False)
+    assert steps.token.tolist() == [token.text for token in result.tokens]
+    asked = [i for i, token in enumerate(result.tokens) if token.kind == "ask"]
+    assert all(steps.result[i] in ("ok", "bad") for i in asked)
+    assert [steps.answer[i].split()[0] for i in asked] == [result.answers[i][0] for i in asked]
+
+
+def test_the_lesson_is_one_file_with_every_frame_and_nothing_to_fetch(state):
+    html = make_file(state, "html", size=SMALL).data.decode("utf-8")
+    frames = {url for url in re.findall(r"data:image/png;base64,[A-Za-z0-9+/=]+", html) if len(url) > 5000}
+    assert len(frames) == state.length()                                          # (Bokeh's icons are small)
+    assert "<script src=" not in html and "<link " not in html                  # Bokeh's JavaScript inline
+    assert "Step 1 of 11" in html and "DeltaNet" in html
+
+
+def test_both_languages_italian_words_and_accents_in_the_frames():
+    page, notices = open_page("/state?variant=deltanet&lang=it&t=5")
+    with language(page.language):                        # make_file does the same
+        scene = page.scene(5)
+    assert scene.step == "Passo 6 di 11" and scene.title.startswith("La memoria si riempie")
+    assert any("Risposta per Bruno" in line for line in scene.caption)
+    html = make_file(page, "html", size=SMALL).data.decode("utf-8")
+    assert '<html lang="it">' in html and "Passo 6 di 11" in html and "Avvia" in html
+    csv_head = make_file(page, "csv", table="steps").data.decode("utf-8").splitlines()[0]
+    assert "La memoria si riempie" in csv_head and "lang=it" in make_file(page, "csv").data.decode()
+    # an accented letter is drawn as itself, not as the font's empty box
+    box = font(20).getmask("\uffff").getbbox()
+    assert all(font(20).getmask(letter).getbbox() != box for letter in "àèéìòù")
+
+
+def test_the_captions_come_from_the_pages_own_html():
+    assert plain("<p>one &amp; two</p><p>three<br>four</p>") == ["one & two", "three", "four"]
+    strip = strip_from_html('<div class="strip"><div class="tok ask" data-step="0">A?'
+                            '<span class="answer"><span class="ok">21 ✓</span></span></div>'
+                            '<div class="tok write" data-step="1">B:2<span class="answer"></span></div></div>', 1)
+    assert strip.tokens == ["A?", "B:2"] and strip.marks == ["21 ✓", ""] and strip.moods == ["ok", ""]
+    assert strip.asks == [True, False] and strip.current == 1
+
+
+# ------------------------------------------------------------------------------ limits
+
+@pytest.mark.parametrize("size, fps, words", [
+    ((99999, 5), 2.0, "is not made here"),
+    ((100, 60), 2.0, "is not made here"),
+    ((1080, 1920), 2.0, "wider than tall"),
+    ((1280, 720), 1000.0, "frames per second"),
+    ((1280, 720), 0.0, "frames per second"),
+    ((1280, 720), float("nan"), "frames per second"),
+])
+def test_hostile_sizes_and_speeds_are_refused_with_a_message(state, size, fps, words):
+    with pytest.raises(ExportRefused, match=words):
+        make_file(state, "gif", size=size, fps=fps)
+
+
+def test_too_many_frames_for_their_size_are_refused_before_anything_is_drawn():
+    check("gif", 56, (1920, 1080), 2.0)                                    # the most at full HD
+    with pytest.raises(ExportRefused, match="at most 56"):
+        check("mp4", 57, (1920, 1080), 2.0)
+    page, _notices = open_page("/two-bills?tokens=128&heads=1&dim=16")
+    calls = []
+    with pytest.raises(ExportRefused, match="128 frames"):
+        make_file(page, "mp4", size=(1920, 1080), progress=lambda *a: calls.append(a))
+    assert calls == []
+
+
+def test_an_export_past_its_time_or_bytes_is_stopped_with_a_message(state):
+    with pytest.raises(ExportRefused, match="longer than 0 seconds"):
+        make_file(state, "gif", size=SMALL, limits=Limits(max_seconds=0))
+    with pytest.raises(ExportRefused, match="MB"):
+        make_file(state, "png", size=SMALL, limits=Limits(max_bytes=1000))
+
+
+def test_unknown_formats_tables_and_pages_are_refused(state):
+    with pytest.raises(ExportRefused, match="not a format"):
+        make_file(state, "exe")
+    with pytest.raises(ExportRefused, match="no table"):
+        make_file(state, "csv", table="../../etc/passwd")
+    with pytest.raises(ExportRefused, match="not a page"):
+        open_page("/admin?x=1")
+    assert parse_size("1280x720") == (1280, 720) and parse_size("projector") == (1280, 720)
+    assert parse_size("1e9x2") is None and parse_size("12345678901x1") is None
+
+
+def test_hostile_url_values_are_cleaned_as_the_page_cleans_them():
+    page, notices = open_page("/state?variant=nope&alpha=1e308&t=-5&speed=99&text=" + "A:1 " * 400)
+    assert page.store.variant == "linear" and page.store.alpha == 1.0
+    assert page.frame == 0 and page.speed == 8.0
+    for key in ("variant", "alpha", "“t”", "speed", "text"):
+        assert sum(key in notice for notice in notices) == 1, (key, notices)
+    assert make_file(page, "png", size=SMALL).filename == "lineare-state-1.png"
+
+
+# ------------------------------------------------------------------------------ the command line
+
+def test_the_command_line_writes_what_it_is_asked(tmp_path, capsys):
+    gif = tmp_path / "delta.gif"
+    assert main(["/state?variant=deltanet&t=3&lang=it&speed=4", "-o", str(gif), "--size", "small"]) == 0
+    assert iio.imread(gif, index=None).shape[:3] == (11, 540, 960)
+    table = tmp_path / "bills.csv"
+    assert main(["two-bills?tokens=16&heads=1&dim=16", "--format", "csv", "--table", "tokens", "-o", str(table)]) == 0
+    assert len(pd.read_csv(table, comment="#")) == 16
+    assert main(["/state?variant=deltanet", "-f", "gif", "--size", "9000x9000", "-o", str(tmp_path / "x.gif")]) == 2
+    assert main(["/state", "-f", "png", "--size", "huge", "-o", str(tmp_path / "x.png")]) == 2
+    assert not (tmp_path / "x.gif").exists() and not (tmp_path / "x.png").exists()
+    assert "refused:" in capsys.readouterr().err
+
+
+def test_python_dash_m_app_export_runs(tmp_path):
+    out = tmp_path / "step.png"
+    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7", "-o", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "note:" in done.stderr and "alpha" in done.stderr                 # the URL's fix, reported
+    assert Image.open(out).size == (1920, 1080)
