@@ -22,7 +22,7 @@ FAMILIES = {
     "accumulate": N_("starting point: only adds"),
     "fade": N_("fades the past"),
     "correct": N_("corrects what is stored"),
-    "baseline": N_("the baseline: no fixed memory"),
+    "baseline": N_("the baseline: no fixed summary"),
 }
 KNOB_GATES = ("none", "fixed", "scalar", "channel")     # the transition knob's gate granularity
 
@@ -76,14 +76,14 @@ RECORDS = (
         formula=r"$$S_t = S_{t-1} + v_t k_t^\top,\qquad o_t = S_t q_t$$",
         table=(N_('keeps everything'),
                N_('adds the new pair'),
-               N_('looks up the name'),
+               N_('asks the summary the question'),
                N_('none')),
         table_formula=('$I$',
                        N_(r"$v_t k_t^\top$ with $k = \phi(k)$"),
                        N_(r"$S_t q_t$, optionally divided by $z_t^\top q_t$, $z_t = z_{t-1} + k_t$"),
                        N_(r"feature map $\phi$: elu+1 (original), identity, relu…")),
         special=N_('The starting point: it only adds. Nothing ever fades or is removed, so once there are more '
-               'pairs than the memory has columns, they start to blur into each other.'),
+               'pairs than the summary has columns, they start to blur into each other.'),
         special_formula=N_(r"With $A_t = I$ the state is a plain running sum, $S_t = \sum_{i \le t} v_i k_i^\top$; the "
                r"original also divides the read-out by $z_t^\top q_t$, with $z_t = \sum_{i \le t} k_i$."),
         mask_note=N_('Linear attention forgets nothing: every earlier token counts fully, so the mask is just “the'
@@ -93,12 +93,12 @@ RECORDS = (
         left_out=N_("Our small version uses the original's feature map (elu + 1) but does not divide the answer by the running sum of the keys (the engine can: normalize=True).")),
     Variant(
         'retnet', 'RetNet', short='RetNet', family='fade', papers='Sun et al. 2023',
-        rule=N_('RetNet fades the whole memory a little at every step, at a fixed rate, then adds the new '
+        rule=N_('RetNet fades the whole summary a little at every step, at a fixed rate, then adds the new '
                'pair.'),
         formula=r"$$S_t = \gamma\, S_{t-1} + v_t k_t^\top,\qquad o_t = S_t q_t$$",
         table=(N_('fades everything at a fixed rate'),
                N_('adds the new pair'),
-               N_('looks up the name'),
+               N_('asks the summary the question'),
                N_('a fixed rate per head, the same for every input')),
         table_formula=(N_(r"$\gamma_h I$, fixed per head"),
                        r"$v_t k_t^\top$",
@@ -116,19 +116,19 @@ RECORDS = (
         left_out=N_("Our small version leaves out RetNet's rotating positions (xPos), its group norm and its output gate.")),
     Variant(
         'mamba2', 'Mamba-2', short='Mamba-2', family='fade', papers='Dao & Gu 2024',
-        rule=N_('Mamba-2 fades the whole memory at every step, by an amount its gate chooses, then adds the '
+        rule=N_('Mamba-2 fades the whole summary at every step, by an amount its gate chooses, then adds the '
                'new pair.'),
         formula=r"$$S_t = \alpha_t\, S_{t-1} + v_t k_t^\top,\qquad o_t = S_t q_t$$",
-        table=(N_('fades everything, by an amount the token chooses'),
+        table=(N_('fades everything, by an amount the word chooses'),
                N_('adds the new pair, scaled by the same choice'),
-               N_('looks up the name, plus a shortcut from the input'),
-               N_('computed from each token')),
+               N_('asks the summary the question, plus a shortcut from the input'),
+               N_('computed from each word')),
         table_formula=(r"$\alpha_t I,\ \alpha_t = \exp(\Delta_t A_h)$",
                        N_(r"$v_t k_t^\top$ with $k \leftrightarrow B_t$, $q \leftrightarrow C_t$, $v \leftrightarrow "
                           r"\Delta_t x_t$"),
                        '$S_t q_t + D x_t$',
                        r"$A = -\exp(A_{\log}),\ \Delta = \mathrm{softplus}(\cdot + b_\Delta)$"),
-        special=N_('Each token chooses how much to forget, one amount for the whole memory. The answer also gets'
+        special=N_('Each word chooses how much to forget, one amount for the whole summary. The answer also gets'
                ' a shortcut: a copy of the input added straight to the output.'),
         special_formula=N_(r"$\alpha_t = \exp(\Delta_t A_h)$ with a step $\Delta_t$ computed from the token; the write "
                r"uses $B_t$ as key, $C_t$ as query and $\Delta_t x_t$ as value, and the read-out adds the "
@@ -140,17 +140,17 @@ RECORDS = (
         left_out=N_("Our small version leaves out Mamba-2's output gate (the z branch) and keeps its one-number-per-head forgetting.")),
     Variant(
         'gla', 'GLA', short='GLA', family='fade', papers='Yang et al. 2024',
-        rule=N_('GLA fades each column of the memory at its own speed, then adds the new pair.'),
+        rule=N_('GLA fades each column of the summary at its own speed, then adds the new pair.'),
         formula=r"$$S_t = S_{t-1}\,\mathrm{diag}(\alpha_t) + v_t k_t^\top,\qquad o_t = S_t q_t$$",
-        table=(N_('fades each column at its own speed, chosen by the token'),
+        table=(N_('fades each column at its own speed, chosen by the word'),
                N_('adds the new pair'),
-               N_('looks up the name'),
-               N_('computed from each token, one per column')),
+               N_('asks the summary the question'),
+               N_('computed from each word, one per column')),
         table_formula=(r"$\mathrm{diag}(\alpha_t),\ \alpha_t \in (0,1)^{d_k}$",
                        r"$v_t k_t^\top$",
                        '$S_t q_t$',
                        N_(r"$\log \alpha_t = \mathrm{logsigmoid}(\cdot)/16$, low-rank projection")),
-        special=N_('Each column of the memory fades at its own speed, chosen by the token: some columns keep a '
+        special=N_('Each column of the summary fades at its own speed, chosen by the word: some columns keep a '
                'long memory, others a short one.'),
         special_formula=N_(r"$\alpha_t \in (0,1)^{d_k}$ from a low-rank projection of the token. Here $\alpha_{t,i} = "
                '0.7^{s_i}$ with $s_i$ from 0.25 to 1.75, as on the knob.'),
@@ -160,19 +160,19 @@ RECORDS = (
         left_out=N_("Our small version leaves out GLA's output gate; the forgetting of every column is learned, as in the paper.")),
     Variant(
         'deltanet', 'DeltaNet', short='DeltaNet', family='correct', papers='Schlag et al. 2021; Yang et al. 2024',
-        rule=N_('DeltaNet corrects: before writing a pair it removes what the memory already said about that '
-               'name, so a new number replaces the old one.'),
+        rule=N_('DeltaNet corrects: before writing a pair it removes what the summary already held under that '
+               'label, so new information replaces the old.'),
         formula=r"$$S_t = S_{t-1}\,(I - \beta_t k_t k_t^\top) + \beta_t v_t k_t^\top,\qquad o_t = S_t q_t$$",
-        table=(N_('erases what the memory says about the name'),
+        table=(N_('erases what the summary holds under the label'),
                N_('adds the new pair, times β'),
-               N_('looks up the name'),
-               N_('β computed from each token')),
+               N_('asks the summary the question'),
+               N_('β computed from each word')),
         table_formula=(r"$I - \beta_t k_t k_t^\top$",
                        r"$\beta_t v_t k_t^\top$",
                        '$S_t q_t$',
                        N_(r"$\beta_t = \sigma(\cdot)$ (×2 allows negative eigenvalues); $q, k$ L2-normalized")),
-        special=N_('Before writing, it asks the memory what it already holds under this name and writes only the'
-               ' difference: a new number replaces the old one instead of mixing with it.'),
+        special=N_('Before writing, it asks the summary what it already holds under this label and writes only '
+               'the difference: new information replaces the old instead of mixing with it.'),
         special_formula=N_(r"$S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t)\, k_t^\top$: one gradient step of size "
                r"$\beta_t$ on $\tfrac12 \lVert S k_t - v_t \rVert^2$. With $\beta_t = 1$ (here) the "
                'transition removes the direction $k_t$.'),
@@ -183,20 +183,20 @@ RECORDS = (
         left_out=N_('Our small version keeps β between 0 and 1 (the paper also allows up to 2) and leaves out the output gate.')),
     Variant(
         'gated_deltanet', 'Gated DeltaNet', short='Gated DeltaNet', family='correct', papers='Yang, Kautz & Hatamizadeh 2025',
-        rule=N_('Gated DeltaNet corrects like DeltaNet and also fades the whole memory a little at every '
+        rule=N_('Gated DeltaNet corrects like DeltaNet and also fades the whole summary a little at every '
                'step.'),
         formula=r"$$S_t = \alpha_t\, S_{t-1}\,(I - \beta_t k_t k_t^\top) + \beta_t v_t k_t^\top,\qquad o_t = "
                 'S_t q_t$$',
-        table=(N_('fades everything, then erases what the memory says about the name'),
+        table=(N_('fades everything, then erases what the summary holds under the label'),
                N_('adds the new pair, times β'),
-               N_('looks up the name'),
-               N_('fading and β computed from each token')),
+               N_('asks the summary the question'),
+               N_('fading and β computed from each word')),
         table_formula=(r"$\alpha_t (I - \beta_t k_t k_t^\top)$",
                        r"$\beta_t v_t k_t^\top$",
                        '$S_t q_t$',
                        r"$\log \alpha_t = -\exp(A_{\log})\,\mathrm{softplus}(\cdot + b_\Delta)$"),
-        special=N_("DeltaNet's correction plus Mamba-2's fading: it can replace a single number and also clear "
-               'out the whole memory when the text moves on.'),
+        special=N_("DeltaNet's correction plus Mamba-2's fading: it can replace a single piece of information "
+               'and also clear out the whole summary when the text moves on.'),
         special_formula=N_(r"The gradient step of DeltaNet with weight decay $\alpha_t$, the online-regression view of "
                r"the family. Here $\alpha_t = 0.8$, $\beta_t = 1$."),
         mask_note=N_('Gated DeltaNet fades by a factor α chosen at every token; its correction needs one more step'
@@ -206,14 +206,14 @@ RECORDS = (
         left_out=N_('Our small version leaves out the output gate of Gated DeltaNet and its mixing with sliding-window attention.')),
     Variant(
         'rwkv6', 'RWKV-6', short='RWKV-6', family='fade', papers='Peng et al. 2024',
-        rule=N_('RWKV-6 fades each column at its own speed; it reads the memory before adding the current '
+        rule=N_('RWKV-6 fades each column at its own speed; it reads the summary before adding the current '
                'pair, with a bonus for that pair.'),
         formula=r"$$S_t = S_{t-1}\,\mathrm{diag}(w_t) + v_t k_t^\top,\qquad o_t = (S_{t-1} + v_t (u \odot "
                 r"k_t)^\top)\, q_t$$",
-        table=(N_('fades each column at its own speed, chosen by the token'),
+        table=(N_('fades each column at its own speed, chosen by the word'),
                N_('adds the new pair'),
                N_('reads before adding, with a bonus for the current pair'),
-               N_('computed from each token, one per column')),
+               N_('computed from each word, one per column')),
         table_formula=(r"$\mathrm{diag}(w_t)$",
                        r"$v_t k_t^\top$",
                        N_(r"$(S_{t-1} + v_t (u \odot k_t)^\top)\, q_t$: reads before the update, bonus $u$"),
@@ -232,13 +232,13 @@ RECORDS = (
     Variant(
         'rwkv7', 'RWKV-7', short='RWKV-7', family='correct', papers='Peng et al. 2025',
         rule=N_('RWKV-7 fades each column at its own speed and corrects what is stored under the current '
-               'name, like DeltaNet.'),
+               'label, like DeltaNet.'),
         formula=r"$$S_t = S_{t-1}\,(\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top) "
                 r"+ v_t \tilde k_t^\top,\qquad o_t = S_t q_t$$",
-        table=(N_('fades each column and erases part of what the memory says about the name'),
+        table=(N_('fades each column and erases part of what the summary holds under the label'),
                N_('adds the new pair'),
-               N_('looks up the name'),
-               N_('fading and erasing strength computed from each token')),
+               N_('asks the summary the question'),
+               N_('fading and erasing strength computed from each word')),
         table_formula=(N_(r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ (generalized delta "
                           r"rule)"),
                        N_(r"$v_t \tilde k_t^\top$, with $\tilde k_t = k_t \odot (1 + (a_t - 1) \odot k_a)$"),
@@ -260,13 +260,13 @@ RECORDS = (
     Variant(
         'mlstm', 'mLSTM (xLSTM)', short='mLSTM', family='fade', papers='Beck et al. 2024',
         rule=N_('mLSTM (xLSTM) has a forget gate and an input gate, and divides its answer by how much has '
-               'been written under that name.'),
+               'been written under that label.'),
         formula=r"$$C_t = f_t\, C_{t-1} + i_t\, v_t k_t^\top,\quad n_t = f_t\, n_{t-1} + i_t\, k_t,\quad o_t ="
                 r" \frac{C_t q_t}{\max(|n_t^\top q_t|, 1)}$$",
         table=(N_('fades everything, by a forget gate'),
                N_('adds the new pair, times an input gate'),
-               N_('looks up the name and divides by how much was written under it'),
-               N_('forget and input gates computed from each token')),
+               N_('asks the summary the question and divides by how much was written under that label'),
+               N_('forget and input gates computed from each word')),
         table_formula=('$f_t I$',
                        N_(r"$i_t v_t k_t^\top$, normalizer $n_t = f_t n_{t-1} + i_t k_t$"),
                        N_(r"$S_t q_t / \max(|n_t^\top q_t|, 1)$, stabilized with $m_t$"),
@@ -286,12 +286,12 @@ RECORDS = (
         left_out=N_("Our small version leaves out xLSTM's output gate and its learnable skip; the forget gate is a sigmoid.")),
     Variant(
         'softmax', N_('Softmax attention (baseline)'), short=N_('Softmax attention'), family='baseline', papers='Vaswani et al. 2017',
-        rule=N_('Softmax attention keeps no fixed memory: it stores every token and compares the question '
-               'with all of them.'),
+        rule=N_('Softmax attention keeps no fixed summary: it writes every word in its notebook of notes and '
+               'compares the question with every label there.'),
         formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i)}{\sum_{j \le t} \exp(q_t^\top k_j)}\, v_i$$",
-        table=(N_('no fixed memory'),
-               N_('keeps every token in a list that keeps growing'),
-               N_('compares the question with every stored token'),
+        table=(N_('no fixed summary'),
+               N_('writes every word in its notebook, which keeps growing'),
+               N_('compares the question with every label in the notebook'),
                N_('none')),
         table_formula=('—',
                        N_('append $k_t, v_t$ to the KV cache'),
@@ -362,7 +362,7 @@ check_registry()
 # table) and the architectures page (one card per row).
 GATE_NAMES = {"none": N_("None: keeps everything"), "fixed": N_("Fixed: the same at every token"),
               "scalar": N_("Scalar: one per token"), "channel": N_("Per channel: one per column")}
-COLUMNS_PLAIN = (N_("model"), N_("what happens to the old memory"), N_("what is written"),
+COLUMNS_PLAIN = (N_("model"), N_("what happens to the old summary"), N_("what is written"),
                  N_("how it answers"), N_("who sets the gates"))      # the name, then the four cells of `table`
 COLUMNS_FORMULA = (N_("model"), N_(r"transition (right-multiplies $S_{t-1}$)"), N_("write"),
                    N_("read-out"), N_("gate parametrization in a layer"))   # … of `table_formula`

@@ -35,25 +35,26 @@ def _page(package):
 
 DASHBOARDS = (
     Dashboard("two-bills", N_("Two bills"),
-              N_("Softmax attention pays twice: every token is compared with every other, and the "
-                 "memory kept while generating grows with every token. Here the KV cache grows "
-                 "token by token while the fixed-size state does not."),
+              N_("Softmax attention pays twice: every word (token) is compared with every word before it, "
+                 "and its notebook of notes (the KV cache) grows with every word written. Here the notebook "
+                 "grows word by word while the fixed-size summary (the state) does not."),
               build=_page("two_bills")),
     Dashboard("state", N_("The state fills up"),
-              N_("The memory of a linear-attention model is a small matrix rewritten at every token. "
-                 "Watch it fill up, step by step, on a sequence you choose or type."),
+              N_("The summary (state) of a linear-attention model is a small grid of numbers rewritten at "
+                 "every word. Watch it fill up, step by step, on a sequence you choose or type."),
               build=_page("state_fills_up")),
     Dashboard("transition", N_("The transition knob"),
-              N_("Every model of the family rewrites its state in the same way and differs only in "
-                 "how it keeps the past. Turn the forget and correct knobs to morph one model into another."),
+              N_("Every model of the family rewrites its summary in the same way and differs only in "
+                 "how it keeps the past (the transition). Turn the forget and correct knobs to morph one model "
+                 "into another."),
               build=_page("transition")),
     Dashboard("memory-fails", N_("Where memory fails"),
-              N_("A fixed-size memory can keep only so many pairs apart. Capacity curves against the "
-                 "theoretical bound show where recall breaks down, and why."),
+              N_("A fixed-size summary can keep only so many label–information pairs apart. Capacity curves "
+                 "against the theoretical bound show where recall breaks down, and why."),
               build=_page("memory_fails")),
     Dashboard("parallel-recurrent", N_("Parallel = recurrent"),
-              N_("The same model can be computed all at once, token by token, or in chunks, with the "
-                 "same numbers. Compare the three forms and what each one costs as the sequence grows."),
+              N_("The same model can be computed all at once, word by word, or in chunks, with the "
+                 "same numbers. Compare the three ways and what each one costs as the sequence grows."),
               build=_page("parallel_recurrent")),
     Dashboard("architectures", N_("Architectures"),
               N_("RetNet, RWKV, xLSTM, Mamba-2, GLA and DeltaNet are settings of one skeleton. "

@@ -52,10 +52,11 @@ class CalculatorView(pn.viewable.Viewer):
         self.explanation = Explanation(
             session,
             elementare=_("A real model pays the same two bills in every layer and every head. Pick a model or "
-                         "type its numbers: the cache grows with the length of the text, the state does not. "
+                         "type its numbers: the notebook (KV cache) grows with the length of the text, the summary "
+                         "(state) does not. "
                          "«Number format» sets the size of each stored number: 4 bytes in fp32, 2 in bf16 and "
-                         "fp16, 1 in int8. To read a long prompt, softmax attention also compares every token "
-                         "with every one before it: for 100,000 tokens that is about 5 billion comparisons in "
+                         "fp16, 1 in int8. To read a long prompt, softmax attention also compares every word "
+                         "with every one before it: for 100,000 words that is about 5 billion comparisons in "
                          "each head of each layer."),
             superiore=_("$$\\text{KV cache} = 2\\,L\\,H_{kv}\\,d\\,n\\,b \\qquad \\text{fixed state} = L\\,H\\,d_k\\,"
                         "d_v\\,b$$ with $L$ layers, $H$ heads, $H_{kv}$ key-value heads (grouped-query attention: "

@@ -39,11 +39,15 @@ class TwoBillsView(DashboardView):
         self.papers = papers(session)
         self.intro = Explanation(
             session,
-            elementare=_("Softmax attention pays two bills. **Work**: to read a text, it compares every token "
-                         "with every other one. **Memory**: while it writes, it keeps a key and a value for every "
-                         "token it has seen, and never throws any away. A model with a fixed-size state pays a "
-                         "fixed amount instead. Below, one layer of each kind generates the same tokens, one at a "
-                         "time; further down, the same bills for real models."),
+            elementare=_("Softmax attention pays two bills. **Work**: to read a text, it compares every word "
+                         "(token) with every word before it. **Memory**: every word it reads leaves two notes in "
+                         "its **notebook of notes** (the KV cache): a **label** (the key), which says what the "
+                         "word is about, and a piece of **information** (the value), what it has to say. When a "
+                         "later word asks a **question** (the query), the question is compared with every label, "
+                         "and the information under the labels that fit best makes the answer. The notebook never "
+                         "throws a note away. A model with a fixed-size **summary** (the state) pays a fixed "
+                         "amount instead. Below, one layer of each kind generates the same words, one at a time; "
+                         "further down, the same bills for real models."),
             superiore=_("Softmax attention pays two bills. **Work**: a prompt of $n$ tokens costs $O(n^2 d)$ per "
                         "layer, since every query meets every key. **Memory**: to generate token $t$ it reads a "
                         "KV cache of $t$ keys and $t$ values, which grows as $O(t)$ and is never freed. A "
@@ -63,10 +67,10 @@ def papers(session):
     retnet = Explanation(
         session,
         elementare=_("**RetNet** (Sun et al. 2023) ran a model with 6.7 billion parameters on one GPU, with "
-                     "texts of 8,192 tokens. Its memory stayed flat at about 14 GB, while a Transformer of the "
-                     "same size, with its KV cache, climbed to about 45 GB; and RetNet generated 8.4 times as "
-                     "many tokens per second. Most of the 14 GB are the weights themselves (6.7 billion numbers "
-                     "× 2 bytes ≈ 13.4 GB): the state adds little."),
+                     "texts of 8,192 words. Its memory stayed flat at about 14 GB, while a Transformer of the "
+                     "same size, with its notebook of notes, climbed to about 45 GB; and RetNet generated 8.4 "
+                     "times as many words per second. Most of the 14 GB are the weights themselves (6.7 billion "
+                     "numbers × 2 bytes ≈ 13.4 GB): the summary adds little."),
         superiore=_("**RetNet** (Sun et al. 2023, Figure 1 and §3.4: 6.7B parameters, 8k tokens): GPU memory "
                     "≈ 14 GB and flat with the recurrent form, against ≈ 45 GB for a Transformer with a KV "
                     "cache — total memory, weights included ($6.7 \\cdot 10^9 \\times 2$ B ≈ 13.4 GB); "
@@ -75,7 +79,7 @@ def papers(session):
         session,
         elementare=_("**An honest comparison.** Katharopoulos et al. (2020), who showed that linear attention "
                      "is an RNN, generated images 4,462 times faster than softmax attention — but that softmax "
-                     "recomputed everything for every new pixel. Against a softmax that keeps a KV cache, "
+                     "recomputed everything for every new pixel. Against a softmax that keeps its notebook, "
                      "generating one image at a time on a GPU, linear attention was about 1.15 times faster "
                      "(61.3 s against 70.4 s per image). A speed-up is only as meaningful as what it is "
                      "compared with."),
@@ -135,23 +139,23 @@ class GenerationView(pn.viewable.Viewer):
         self.setup = status_pane(margin=(0, 10))
         memory_text = Explanation(
             session, width=580,
-            elementare=_("Softmax attention keeps a key and a value for every token: its memory (solid line) "
-                         "climbs by the same step at every token and is never freed. The other layer keeps "
-                         "one grid of numbers per head (dashed line): after ten tokens or ten thousand, it has "
-                         "the same size. Where the lines cross, the cache becomes the bigger of the two, and it "
-                         "keeps growing."),
+            elementare=_("Softmax attention keeps a label and a piece of information for every word: its "
+                         "notebook (solid line) climbs by the same step at every word and is never freed. The "
+                         "other layer keeps one summary, a grid of numbers per head (dashed line): after ten "
+                         "words or ten thousand, it has the same size. Where the lines cross, the notebook "
+                         "becomes the bigger of the two, and it keeps growing."),
             superiore=_("Bytes from the engine's step records. After $t$ tokens the cache holds $t$ keys and "
                         "$t$ values: $2\\,t\\,H\\,d\\,b$ bytes, with $H$ heads of size $d$ and $b = 4$ bytes per "
                         "float32 number. The state holds $H\\,d_k\\,d_v\\,b$ bytes at every $t$. With "
                         "$d_k = d_v = d$ the two are equal at $t = d/2$."))
         times_text = Explanation(
             session, width=580,
-            elementare=_("How long this server took for each new token (dots) and the typical time of the last "
-                         "9 tokens (lines). With few tokens in memory both layers take about the same time: "
+            elementare=_("How long this server took for each new word (dots) and the typical time of the last "
+                         "9 words (lines). With few words in memory both layers take about the same time: "
                          "most of it goes into the fixed cost of running the Python code, not into the "
-                         "arithmetic. Fill the memory with the slider «Tokens already in memory»: the softmax "
-                         "layer slows down, because every new token is compared with all the stored ones; the "
-                         "state layer does not."),
+                         "arithmetic. Fill the notebook with the slider «Tokens already in memory»: the softmax "
+                         "layer slows down, because every new question is compared with all the stored labels; "
+                         "the summary layer does not."),
             superiore=_("Wall-clock time of one engine step per token (perf_counter), the two layers taking "
                         "turns so that both see the same load; lines: rolling median over 9 tokens. The softmax "
                         "step reads the whole cache, $O(t\\,d)$ per head (and this engine also copies it to "
@@ -162,7 +166,7 @@ class GenerationView(pn.viewable.Viewer):
             elementare=_("One point per run in this visit, for the current number and size of heads: move the "
                          "slider «Tokens already in memory» and a new point appears. With many tokens in memory "
                          "the softmax points climb along a straight line (twice the tokens, about twice the "
-                         "time); the state points stay flat."),
+                         "time); the summary points stay flat."),
             superiore=_("One point per run (median over its tokens). The softmax step grows as $O(t)$, so "
                         "generating $n$ tokens costs $O(n^2)$ in all; the state step is $O(1)$ in $t$, "
                         "$O(n)$ in all."))

@@ -1,0 +1,96 @@
+"""The chapter's words: the glossary of the landing page, key/value/query defined on the first page, and the
+words no text may use (Cruscotti, cancello, a pie for the three forms, an input gate "i_t = 0")."""
+import re
+
+import pytest
+from babel.messages import pofile
+
+from app.dashboards import DASHBOARDS
+from app.dashboards.home import GLOSSARY, build as build_home
+from app.i18n import language, po_path
+from app.i18n.catalogs import extract
+from app.session import Session
+from app.variants import REGISTRY
+
+# the chapter's vocabulary at Elementare, per language: token, state, key, value, query, KV cache, knob
+CHAPTER = {"it": ("parola", "riassunto", "etichetta", "informazione", "domanda", "archivio di appunti", "manopola"),
+           "en": ("word", "summary", "label", "information", "question", "notebook of notes", "knob")}
+
+
+def catalog(lang):
+    with open(po_path(lang), "rb") as source:
+        return pofile.read_po(source, locale=lang)
+
+
+def landing(lang, level):
+    with language(lang):
+        session = Session(language=lang, level=level)
+        page = build_home(session)
+        top, glossary, cards = page.main.objects
+        return session, top, glossary, cards
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_landing_page_has_a_collapsed_glossary_of_the_chapters_words_at_both_levels(lang):
+    session, top, glossary, _cards = landing(lang, "elementare")
+    plain = glossary.object
+    assert plain.startswith("<details>") and "<details open" not in plain        # folded: the cards stay in view
+    assert all(word in plain for word in CHAPTER[lang]) and "<math" not in plain
+    assert plain.count("<dt>") == len(GLOSSARY)
+    with language(lang):
+        session.level = "superiore"                                            # the level switches live
+    formulas = glossary.object
+    assert formulas != plain and "<math" in formulas and formulas.count("<dt>") == len(GLOSSARY)
+
+
+@pytest.mark.parametrize("lang,words", [("it", "Da dove cominciare"), ("en", "Where to start")])
+def test_the_landing_page_says_where_to_start(lang, words):
+    _session, top, _glossary, _cards = landing(lang, "elementare")
+    first = DASHBOARDS[0].slug
+    start = re.search(r'<p class="start">(.*?)</p>', top.object).group(1)
+    assert words in start and f'href="./{first}?lang={lang}&amp;level=elementare"' in start
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_key_value_and_query_are_defined_on_the_first_page(lang):
+    """The first page in the chapter's order (Two bills) names label (key), information (value), question
+    (query) and the notebook of notes (KV cache) in its Elementare introduction."""
+    from app.dashboards.two_bills.model import GenerationStore
+    from app.dashboards.two_bills.view import TwoBillsView
+
+    assert DASHBOARDS[0].slug == "two-bills"
+    with language(lang):
+        view = TwoBillsView(store=GenerationStore(tokens=16, heads=1, dim=16), session=Session(language=lang))
+    plain = view.intro.elementare
+    terms = {"it": ("**etichetta** (la chiave)", "**informazione** (il valore)", "**domanda** (la query)",
+                    "**archivio di appunti** (la cache KV)", "**riassunto**"),
+             "en": ("**label** (the key)", "**information** (the value)", "**question** (the query)",
+                    "**notebook of notes** (the KV cache)", "**summary**")}[lang]
+    assert all(term in plain for term in terms), plain
+
+
+def test_no_text_says_cruscotti_or_cancello():
+    """The chapter calls the pages laboratories, and a gate a gate."""
+    italian = {m.id: m.string for m in catalog("it") if m.id and isinstance(m.string, str)}
+    assert not [s for s in italian.values() if re.search(r"[Cc]ruscott|\bcancell[oi]\b", s)]
+    english = [m.id for m in extract() if m.id]
+    assert "Dashboards" not in english and "Laboratories" in english and italian["Laboratories"] == "Laboratori"
+
+
+def test_no_input_gate_is_said_to_be_zero():
+    """mLSTM's input gate is i_t = exp(ĩ_t): with the pre-activation ĩ_t = 0 it is 1, never 0."""
+    texts = [m.id for m in extract() if m.id] + [r.formula for r in REGISTRY.values()]
+    texts += [m.string for m in catalog("it") if m.id and isinstance(m.string, str)]
+    zero = re.compile(r"\bi_t = 0\b|input gate is 0|gate d'ingresso vale 0|gate di ingresso vale 0")
+    assert not [t for t in texts if zero.search(t)]
+    assert r"\tilde\imath_t = 0" in REGISTRY["mlstm"].special_formula and "i_t = e^0 = 1" in \
+        REGISTRY["mlstm"].special_formula
+
+
+def test_the_pie_belongs_to_softmax():
+    """The chapter's pie (or cake) is the softmax's shares; no other text uses it."""
+    english = [m.id for m in extract() if m.id]
+    italian = [m.string for m in catalog("it") if m.id and isinstance(m.string, str)]
+    pies = [t for t in english if re.search(r"\b(pie|cake)s?\b", t, re.I)]
+    pies += [t for t in italian if re.search(r"\btort[ae]\b", t, re.I)]
+    assert pies and all("softmax" in t.lower() or "scores" in t or "punteggi" in t for t in pies), pies
