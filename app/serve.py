@@ -8,11 +8,17 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 `app.shell.page`, so each has the same navigation, languages and URL state. All JavaScript, CSS and
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
---allow-websocket-origin for a hosted instance, --num-procs for several processes, --warm, --show;
-anything after `--` goes to `panel serve` unchanged.
+--allow-websocket-origin for a hosted instance, --num-procs for several processes, --warm, --show,
+--secret-key-file; anything after `--` goes to `panel serve` unchanged.
+
+Session ids are signed (app/security.py): with several server processes behind one proxy, give them
+all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
+different processes. A bokeh.client load test needs the key too: BOKEH_SECRET_KEY=… and
+BOKEH_SIGN_SESSIONS=true in its environment.
 """
 import argparse
 import errno
+import os
 import socket
 import sys
 from pathlib import Path
@@ -30,7 +36,7 @@ def panel_serve_args(args, extra=()):
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
             "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
-            "--websocket-compression-level", str(COMPRESSION_LEVEL)]
+            "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed"]
     if args.warm:
         argv.append("--warm")
     for origin in origins:
@@ -68,17 +74,28 @@ def main(argv=None):
     parser.add_argument("--warm", action="store_true",
                         help="build every page once before listening (a hosted demo: the first visitor waits less; "
                              "the server then answers about 10 s later than the 3 s without it)")
+    parser.add_argument("--secret-key-file", default=None, metavar="PATH",
+                        help="file with the key that signs session ids, made when missing; give every "
+                             "process of one demo the same file (default: BOKEH_SECRET_KEY, else a new key)")
     args = parser.parse_args(argv)
 
     problem = port_problem(args.address, args.port)
     if problem:
         print(problem, file=sys.stderr)
         return 1
+    from app import security
+    try:
+        # before anything imports Bokeh: it reads the key once, and forked processes inherit it
+        os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
+    except security.SecretKeyProblem as error:
+        print(error, file=sys.stderr)
+        return 1
     from app.i18n import compile_catalogs
     compile_catalogs(only_stale=True)            # a fresh checkout has .po files only
     print(f"Lineare: starting on http://{args.address}:{args.port} (the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
+    security.install()
     sys.argv = panel_serve_args(args, extra)
     return panel_main()
 

@@ -1,0 +1,119 @@
+"""What `python -m app` adds to the Bokeh server before Panel starts it, for a demo on the internet.
+
+- Signed session ids: `secret_key()` gives the key (from a file shared by every server process, else
+  BOKEH_SECRET_KEY, else a new random one) and app/serve.py passes `--session-ids signed`, so a
+  client-chosen `?bokeh-session-id=X` is refused (403) instead of joining someone else's document.
+- Malformed `bokeh-token`s (in a page's URL or a websocket's subprotocol header) get a 400 page or a
+  closed socket and one log line, not an HTTP 500 and a traceback.
+- Errors of connections that went away (a closed tab: Tornado's WebSocketClosedError,
+  StreamClosedError, a reset socket) are logged as one line, without their traceback.
+
+`install()` patches Bokeh's handlers and the logging record factory; plain `panel serve` runs without.
+"""
+import logging
+import os
+import secrets
+import tempfile
+from pathlib import Path
+
+log = logging.getLogger("lineare")
+KEY_BYTES = 48                                   # Bokeh asks for at least 32 characters
+CLOSED = ("WebSocketClosedError", "StreamClosedError", "ConnectionResetError", "BrokenPipeError")
+
+
+class SecretKeyProblem(ValueError):
+    """A secret key that cannot be used (too short, unreadable)."""
+
+
+def secret_key(path=None):
+    """The key that signs session ids.
+
+    path: a file holding it, shared by every server process of one demo (made, readable by its
+    owner only, when missing). Without a path: BOKEH_SECRET_KEY, else a new key for this start
+    (sessions do not outlive a restart anyway)."""
+    if path is None:
+        key = os.environ.get("BOKEH_SECRET_KEY") or secrets.token_urlsafe(KEY_BYTES)
+    else:
+        path = Path(path)
+        if not path.exists():
+            _create_once(path, secrets.token_urlsafe(KEY_BYTES))
+        try:
+            key = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as error:
+            raise SecretKeyProblem(f"cannot read the secret key file {path}: {error}") from None
+    if len(key) < 32:
+        raise SecretKeyProblem("the secret key must be at least 32 characters long (Bokeh's minimum)")
+    return key
+
+
+def _create_once(path, key):
+    """Write `key` to `path` unless another process got there first (several servers may start at once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")      # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(key + "\n")
+        os.link(tmp, path)                        # atomic, and fails if the file exists: the first one wins
+    except FileExistsError:
+        pass
+    finally:
+        os.remove(tmp)
+
+
+def malformed(token):
+    """True when `token` is not a Bokeh token at all (its session id cannot even be read)."""
+    from bokeh.util.token import get_session_id
+
+    try:
+        return not isinstance(get_session_id(token), str)
+    except Exception:                              # bad base64, not UTF-8, not JSON, not an object …
+        return True
+
+
+def install():
+    """Patch Bokeh's page and websocket handlers (Panel's inherit them) and the log records."""
+    from bokeh.protocol.exceptions import ProtocolError
+    from bokeh.server.views.session_handler import SessionHandler
+    from bokeh.server.views.ws import WSHandler
+    from tornado.web import HTTPError
+
+    get_session, open_socket = SessionHandler.get_session, WSHandler.open
+    if getattr(get_session, "lineare", False):
+        return
+
+    async def checked_get_session(self):
+        token = self.get_argument("bokeh-token", default=None)
+        if token is not None and malformed(token):
+            raise HTTPError(400, reason="Malformed bokeh-token")        # Tornado logs the request: one line
+        return await get_session(self)
+
+    def checked_open(self, *args, **kwargs):
+        token = getattr(self, "_token", None)
+        if token is not None and malformed(token):
+            log.warning("websocket %s refused: malformed token", self.request.path)
+            self.close(1008, "malformed token")
+            return None
+        try:
+            return open_socket(self, *args, **kwargs)
+        except ProtocolError as error:            # expired or unsigned token: Bokeh closed it already
+            log.warning("websocket %s refused: %s", self.request.path, error)
+            return None
+
+    checked_get_session.lineare = True
+    SessionHandler.get_session, WSHandler.open = checked_get_session, checked_open
+    _one_line_for_closed_connections()
+
+
+def _one_line_for_closed_connections():
+    make = logging.getLogRecordFactory()
+
+    def factory(*args, **kwargs):
+        record = make(*args, **kwargs)
+        error = record.exc_info[1] if isinstance(record.exc_info, tuple) else None
+        if error is not None and type(error).__name__ in CLOSED:
+            first = record.getMessage().splitlines()[0] if record.getMessage() else ""
+            record.msg, record.args = f"{first} ({type(error).__name__}: the visitor's connection closed)", ()
+            record.exc_info = record.exc_text = None
+        return record
+
+    logging.setLogRecordFactory(factory)

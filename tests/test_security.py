@@ -1,0 +1,176 @@
+"""Hostile requests against a running `python -m app`: chosen session ids, malformed tokens, their log lines.
+
+The server's log goes to a file of the test's own, so each test can read what one bad request wrote.
+"""
+import asyncio
+import json
+import logging
+import re
+import stat
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+from bokeh.util.token import generate_jwt_token, get_session_id
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import WebSocketClosedError, websocket_connect
+
+from app import security
+from app.devtools import running_server
+
+COMMAND = ("python -m app --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
+           "--secret-key-file {key} > {log} 2>&1")
+
+
+class Server:
+    def __init__(self, url, log):
+        self.url, self.log = url, log
+
+    def get(self, path):
+        """(status, body) of a GET; an HTTP error is an answer too."""
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=120) as response:
+                return response.status, response.read().decode()
+        except urllib.error.HTTPError as error:
+            return error.code, error.read().decode()
+
+    def token(self, path):
+        status, page = self.get(path)
+        assert status == 200, page[:300]
+        return re.search(r'"token":\s*"([^"]+)"', page).group(1)
+
+    def lines_since(self, mark):
+        """Log lines written after `mark` (a count of lines), once the server had time to write them."""
+        time.sleep(0.5)
+        return self.log.read_text(encoding="utf-8", errors="replace").splitlines()[mark:]
+
+    def mark(self):
+        return len(self.log.read_text(encoding="utf-8", errors="replace").splitlines())
+
+
+def start(tmp_path, key):
+    log = tmp_path / f"server-{time.monotonic_ns()}.log"
+    return running_server(shell_command=COMMAND.replace("{key}", str(key)).replace("{log}", str(log))), log
+
+
+@pytest.fixture(scope="module")
+def key_file(tmp_path_factory):
+    return tmp_path_factory.mktemp("key") / "secret"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory, key_file):
+    context, log = start(tmp_path_factory.mktemp("server"), key_file)
+    with context as url:
+        while "with process id" not in log.read_text():            # the start-up lines are all written
+            time.sleep(0.1)
+        yield Server(url, log)
+
+
+def first_message(server_url, path, token):
+    """The first message header the server sends on `path`'s websocket with `token`, or None if it closed."""
+    async def talk():
+        host = server_url.split("//")[1]
+        request = HTTPRequest(f"ws://{host}{path}/ws", headers={"Origin": f"http://{host}"})
+        connection = await websocket_connect(request, subprotocols=["bokeh", token])
+        try:
+            return await asyncio.wait_for(connection.read_message(), 60)
+        finally:
+            connection.close()
+    message = asyncio.run(talk())
+    return None if message is None else json.loads(message)
+
+
+def test_a_client_chosen_session_id_never_shares_a_document(server):
+    mark = server.mark()
+    answers = [server.get("/state?variant=retnet&bokeh-session-id=X"), server.get("/state?bokeh-session-id=X")]
+    assert [status for status, _ in answers] == [403, 403]                  # refused, both times
+    assert all(len(body) < 300 and "<script" not in body for _, body in answers)
+    assert not any("Traceback" in line for line in server.lines_since(mark))
+    ids = {get_session_id(server.token("/state")) for _ in range(2)}           # the server's own ids:
+    assert len(ids) == 2 and all("." in i for i in ids)                       # one per visit, signed
+
+
+def test_a_forged_unsigned_token_gets_no_session(server):
+    forged = generate_jwt_token("X", signed=False, extra_payload={"headers": {}, "cookies": {}, "arguments": {}})
+    mark = server.mark()
+    status, _ = server.get(f"/state?bokeh-token={forged}")
+    assert status == 403
+    assert first_message(server.url, "/state", forged) is None                # the socket is closed at once
+    lines = server.lines_since(mark)
+    assert any("refused" in line for line in lines) and not any("Traceback" in line for line in lines)
+
+
+@pytest.mark.parametrize("path, reason", [("/?bokeh-token=garbage", "Malformed bokeh-token"),
+                                          ("/state?bokeh-token=a.b.c", "Malformed bokeh-token"),
+                                          ("/two-bills?bokeh-token=e30", "Malformed bokeh-token"),
+                                          ("/state?bokeh-token=%FF%FE", "Bad Request")])     # Tornado's own check
+def test_a_malformed_token_gets_a_short_400_and_one_log_line(server, path, reason):
+    mark = server.mark()
+    status, body = server.get(path)
+    assert status == 400 and reason in body and len(body) < 300
+    lines = server.lines_since(mark)                  # Tornado's access line (and its reason, if it gave one)
+    assert 1 <= len(lines) <= 2 and all(line.split()[2:4] == ["400", "GET"] for line in lines), lines
+
+
+@pytest.mark.parametrize("token", ["garbage", "a.b.c", "e30.x"])
+def test_a_malformed_websocket_token_is_closed_with_one_log_line(server, token):
+    mark = server.mark()
+    assert first_message(server.url, "/state", token) is None
+    lines = [line for line in server.lines_since(mark) if "WebSocket connection" not in line]
+    assert len(lines) == 1 and "malformed token" in lines[0], lines
+
+
+def test_a_real_visit_still_gets_its_document(server):
+    header = first_message(server.url, "/state", server.token("/state?variant=gla"))
+    assert header["msgtype"] == "ACK"
+
+
+def test_processes_sharing_a_key_file_accept_each_others_tokens(server, key_file, tmp_path):
+    """Behind a proxy a page may come from one process and its websocket reach another."""
+    context, _ = start(tmp_path, key_file)
+    with context as other:
+        assert first_message(other, "/state", server.token("/state"))["msgtype"] == "ACK"
+    context, _ = start(tmp_path, tmp_path / "another-key")
+    with context as stranger:                                                     # another key: refused
+        assert first_message(stranger, "/state", server.token("/state")) is None
+
+
+def test_the_secret_key_file(tmp_path, monkeypatch):
+    path = tmp_path / "keys" / "secret"
+    key = security.secret_key(path)
+    assert len(key) >= 32 and security.secret_key(path) == key                  # made once, then read
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.write_text("short")
+    with pytest.raises(security.SecretKeyProblem, match="32"):
+        security.secret_key(path)
+    monkeypatch.setenv("BOKEH_SECRET_KEY", "k" * 40)
+    assert security.secret_key() == "k" * 40
+    monkeypatch.delenv("BOKEH_SECRET_KEY")
+    assert security.secret_key() != security.secret_key()                         # a new one per start
+
+
+def test_closed_connections_are_logged_in_one_line(caplog):
+    before = logging.getLogRecordFactory()
+    security._one_line_for_closed_connections()
+    try:
+        logger = logging.getLogger("tornado.application")
+        with caplog.at_level(logging.ERROR):
+            try:
+                raise WebSocketClosedError()
+            except WebSocketClosedError:
+                logger.exception("Exception in callback %r", "<write>")
+            logger.error("Task exception was never retrieved\nfuture: <Task …>", exc_info=WebSocketClosedError())
+            try:
+                raise ZeroDivisionError("ours")
+            except ZeroDivisionError:
+                logger.exception("a real bug")
+        closed, bug = caplog.records[:2], caplog.records[2]
+        assert [r.getMessage() for r in closed] == [
+            "Exception in callback '<write>' (WebSocketClosedError: the visitor's connection closed)",
+            "Task exception was never retrieved (WebSocketClosedError: the visitor's connection closed)"]
+        assert all(r.exc_info is None for r in closed) and "Traceback" not in caplog.text.split("a real bug")[0]
+        assert bug.exc_info is not None and "ZeroDivisionError: ours" in caplog.text       # bugs keep theirs
+    finally:
+        logging.setLogRecordFactory(before)
