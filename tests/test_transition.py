@@ -245,7 +245,7 @@ def test_the_table_lights_the_row_and_follows_the_level():
     assert formulas.count('class="near"') == 2 and 'class="near" data-variant="deltanet"' in formulas
     assert "<math" in formulas and formulas.count("<tr") == 1 + len(VARIANTS)
     with language("it"):
-        assert "la memoria" in table_html(match("none", 1.0, 0.0), superiore=False)
+        assert "il riassunto" in table_html(match("none", 1.0, 0.0), superiore=False)
 
 
 def test_the_model_imports_without_panel():

@@ -19,11 +19,11 @@ from engine.gates import SPREAD
 
 # what the decay D_t does at each gate, in words and in formulas
 DECAY_PLAIN = {
-    "none": N_("The old memory is kept whole."),
-    "fixed": N_("At every token, pauses and questions included, the old memory keeps α = {alpha} of itself."),
-    "scalar": N_("Each time a new pair arrives, the old memory keeps α = {alpha} of itself; pauses and "
-                 "questions leave it alone. The token decides when to forget."),
-    "channel": N_("Each time a new pair arrives, every column of the memory keeps its own share of itself: "
+    "none": N_("The old summary is kept whole."),
+    "fixed": N_("At every word, pauses and questions included, the old summary keeps α = {alpha} of itself."),
+    "scalar": N_("Each time a new pair arrives, the old summary keeps α = {alpha} of itself; pauses and "
+                 "questions leave it alone. The word decides when to forget."),
+    "channel": N_("Each time a new pair arrives, every column of the summary keeps its own share of itself: "
                   "from {high} for the slowest column to {low} for the fastest."),
 }
 DECAY_FORMULA = {
@@ -62,12 +62,12 @@ class TransitionView(DashboardView):
         session = self.session
         self.intro = Explanation(
             session,
-            elementare=_("Every model here keeps a memory of the same size and updates it at every token in "
+            elementare=_("Every model here keeps a summary of the same size and updates it at every word in "
                          "two moves: first it transforms what it already holds (the **transition**), then it "
-                         "adds the new pair. Only the transition changes from one model to another. Turn the "
-                         "knobs on the left: **forget α** fades the old memory, **correct β** erases what the "
-                         "memory said about a name before writing it again, and the **gate** says who decides "
-                         "the fading."),
+                         "adds the new pair, a label and its information. Only the transition changes from one "
+                         "model to another. Turn the **knobs** on the left: **forget α** fades the old summary, "
+                         "**correct β** erases what the summary held under a label before writing it again, and "
+                         "the **gate** says who decides the fading."),
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
@@ -100,39 +100,39 @@ class TransitionView(DashboardView):
         # explanations next to the pictures: they only follow the level
         explain = lambda plain, formulas: Explanation(session, elementare=plain, superiore=formulas)
         self.transition_help = explain(
-            _("Before the new pair is written, the old memory is multiplied by this grid. A plain red diagonal "
+            _("Before the new pair is written, the old summary is multiplied by this grid. A plain red diagonal "
               "keeps everything; a paler one fades the past; the extra pattern across the grid, when β is "
-              "above 0, wipes out what the memory held about this name."),
+              "above 0, wipes out what the summary held under this label."),
             _(r"The transition $D_t (I - \beta k_t k_t^\top)$ at this token, a $d_k \times d_k$ matrix "
               r"that right-multiplies $S_{t-1}$: $I$ for linear attention, $\alpha I$ for RetNet and "
               r"Mamba-2, $\mathrm{diag}(\alpha_t)$ for GLA, $I - k_t k_t^\top$ for DeltaNet (it removes the "
               r"direction $k_t$). Read from the engine's record of this step."))
         self.state_help = explain(
-            _("The memory after the whole sequence. The colour scale stays the same for every setting of "
-              "the knobs, so a memory that forgets looks paler."),
+            _("The summary after the whole sequence. The colour scale stays the same for every setting of "
+              "the knobs, so a summary that forgets looks paler."),
             _(r"$S_T \in \mathbb{R}^{d_v \times d_k}$, here $16 \times 16$, after the last token. The "
               r"colour range is fixed per sequence (the largest entry of the states of linear attention and "
               r"DeltaNet), so decay shows as paler colours."))
         self.recall_help = explain(
-            _("For each question, how closely the memory's answer matches every stored number (red: close). "
-              "The framed cell is the right number, the dot the memory's choice. Two red cells in a row mean "
-              "two numbers are mixed up."),
+            _("For each question, how closely the summary's answer matches every stored number, the "
+              "information (red: close). The framed cell is the right number, the dot the summary's choice. Two "
+              "red cells in a row mean two numbers are mixed up."),
             _(r"Cosine of the read-out $o_t = S_t q_t$ with each stored value vector $v$; the answer is the "
               r"largest. Framed: the latest value stored under the name; dot: the $\operatorname{argmax}$."))
         self.table_help = explain(
             _("The lit row is the model the knobs are on now. mLSTM adds an input gate and divides by a "
-              "running total, and softmax attention keeps every token instead of a fixed memory: these two "
-              "knobs cannot reach them."),
+              "running total, and softmax attention keeps a notebook of every word instead of a fixed "
+              "summary: these two knobs cannot reach them."),
             _(r"Paper convention: $S \in \mathbb{R}^{d_v \times d_k}$, read-out $o_t = S_t q_t$, and the "
               r"transition right-multiplies $S_{t-1}$. The same family as online regression: linear "
               r"attention maximizes $\langle S k_t, v_t \rangle$ with a proximity term, Mamba-2 adds decay, "
               r"DeltaNet takes one gradient step of size $\beta_t$ on $\tfrac12 \lVert S k_t - v_t \rVert^2$, "
               r"Gated DeltaNet adds the weight decay $\alpha_t$."))
         self.small_help = explain(
-            _("Choose three models: each reads the same sequence. The picture is its memory at the end, "
+            _("Choose three models: each reads the same sequence. The picture is its summary at the end, "
               "below it how many questions it answered right. Models that forget use the same α as the "
-              "knob; models that correct erase fully (β = 1). Softmax attention keeps every token but has no "
-              "sense of order here, so a number that changes confuses it too."),
+              "knob; models that correct erase fully (β = 1). Softmax attention keeps every word in its "
+              "notebook but has no sense of order here, so a number that changes confuses it too."),
             _(r"The same $q_t, k_t, v_t$ for all three, run by the engine's own variant of each model; "
               r"forget gates from the knob's $\alpha$ (as above: scalar and per-channel gates act on "
               r"writes), $\beta_t = 1$ for the delta rule, $u = 1$ for RWKV-6, $\tilde\imath_t = 0$ (so "
@@ -239,11 +239,11 @@ class TransitionView(DashboardView):
             text = html.escape(_("The knobs are on: {model}")).format(model=f"<b>{html.escape(names)}</b>")
             note = ""
             if "rwkv6" in exact:
-                note = _("RWKV-6 has the same transition as GLA; it also reads the memory before adding the "
+                note = _("RWKV-6 has the same transition as GLA; it also reads the summary before adding the "
                          "current pair, with a bonus for that pair.")
             elif exact == ("rwkv7",):
                 note = _("RWKV-7-like: fading per column plus a correction. Not exactly RWKV-7: the knob fades "
-                         "the memory and then erases from what is left; RWKV-7 decides what to erase before the "
+                         "the summary and then erases from what is left; RWKV-7 decides what to erase before the "
                          "fading, with its own strength for each column.")
         else:
             words = html.escape(_("Between two models: {first} and {second}"))
@@ -262,10 +262,10 @@ class TransitionView(DashboardView):
         if beta <= 0:
             plain.append(_("Nothing is corrected: the new pair is added on top of what is already there."))
         elif beta >= 1:
-            plain.append(_("Before the new pair is added, what the memory said about that name is erased, so "
-                           "a new number replaces the old one."))
+            plain.append(_("Before the new pair is added, what the summary held under that label is erased, so "
+                           "new information replaces the old."))
         else:
-            plain.append(_("Before the new pair is added, {percent}% of what the memory said about that name "
+            plain.append(_("Before the new pair is added, {percent}% of what the summary held under that label "
                            "is erased.").format(percent=round(100 * beta)))
         formulas = [_(DECAY_FORMULA[gate]), _(CORRECTION_FORMULA),
                     _("Now α = {alpha} and β = {beta}.").format(alpha=number(alpha), beta=number(beta))]
