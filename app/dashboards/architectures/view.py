@@ -97,14 +97,14 @@ class ArchitecturesView(DashboardView):
         session = self.session
         self.intro = Explanation(
             session,
-            elementare=_("Every model on this page keeps a **memory** of fixed size: a grid of numbers that never "
-                         "grows, however long the text. Each piece of text (a **token**) brings a name to file "
-                         "things under (the **key**), a number to store under it (the **value**) and, when "
-                         "something is asked, the name to look up (the **query**). At every token the model makes "
-                         "two moves. First the **transition**: it transforms the old memory, keeping it, fading "
-                         "it, or erasing what it held under the name. Then the **write**: it adds the new pair. To "
-                         "answer, it looks into the memory with the query (the **read-out**). The models below "
-                         "differ only in these choices."),
+            elementare=_("Every model on this page keeps a **summary** (state) of fixed size: a grid of numbers "
+                         "that never grows, however long the text. As in «Two bills», each **word** (token) brings "
+                         "a **label** (key) to file things under, a piece of **information** (value) to store "
+                         "under it and, when something is asked, a **question** (query). At every word the model "
+                         "makes two moves. First the **transition**: it transforms the old summary, keeping it, "
+                         "fading it, or erasing what it held under the label. Then the **write**: it adds the new "
+                         "pair. To answer, it looks into the summary with the question (the **read-out**). The "
+                         "models below differ only in these choices."),
             superiore=_(r"One skeleton for the whole family: a state $S_t \in \mathbb{R}^{d_v \times d_k}$, "
                         r"updated at every token by $$S_t = S_{t-1} A_t + W_t, \qquad o_t = S_t q_t$$ where "
                         r"$A_t \in \mathbb{R}^{d_k \times d_k}$ is the **transition** (it right-multiplies the "
