@@ -1,0 +1,1 @@
+"""The hosted mode (scripts/host): nginx in front of several Lineare servers."""

@@ -1,0 +1,351 @@
+"""Host a public Lineare demo: several single-process servers behind nginx, in one command.
+
+    scripts/host --port 8080 --origin demo.example.org --workers 2 --max-sessions 60
+
+scripts/host runs `python -m deploy.host`. It starts `--workers` servers (`python -m app` on
+127.0.0.1, ports --port+1 …), each a single Tornado process with its own event loop, then nginx on
+--address:--port with deploy/nginx.conf filled in. Everything nginx writes (its configuration, pid,
+logs, temporary files, static cache) and the servers' logs go to --run-dir, so no root is needed once
+nginx is installed (`apt-get install nginx`). Ctrl-C or SIGTERM stops all of it; a server that dies
+is started again.
+
+Each server gets, besides `python -m app`'s own flags (idle sessions closed after a minute,
+websocket compression):
+  --reuse-sessions  a GET renders a kept page; the visitor's session is built when its websocket
+                    connects (deploy/panel_setup.py), so a bare GET, a probe or a link preview
+                    builds nothing, and any server can take the websocket;
+  --warm            (unless --no-warm) every page built once at start, so the first visitor does
+                    not pay for the imports and caches;
+  --liveness        /liveness, answered without building anything (nginx drops its ?endpoint=);
+  --use-xheaders    the visitor's address and scheme from nginx's X-Real-IP / X-Forwarded-Proto;
+  --num-threads     (with --threads N) Panel's thread pool for session callbacks;
+  --admin           (with --admin) Panel's admin page at http://127.0.0.1:<server port>/admin, on this
+                    machine only (nginx does not pass /admin);
+and one secret key (BOKEH_SECRET_KEY, made per run unless given) so that every server accepts the
+session tokens of the others. PyTorch runs on cores / workers threads per server.
+"""
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY = ROOT / "deploy"
+PAGES = ROOT / "app" / "pages"
+WS_SLACK = 10                # the websockets' cap is this much above the pages' (see nginx.conf)
+START_TIMEOUT_S = 180        # --warm builds every page before a server listens
+RESTARTS = 3                 # a server that dies this many times in a row soon after starting: give up
+MAX_WEBSOCKET_MESSAGE = 1 << 20    # what a browser sends is a few hundred bytes; Tornado's default is 20 MB
+
+
+class HostError(RuntimeError):
+    """Something the operator has to fix; the message says what."""
+
+
+def nginx_binary():
+    found = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx", "/usr/local/sbin/nginx")
+                                            if os.access(p, os.X_OK)), None)
+    if not found:
+        raise HostError("nginx is not installed. On Debian or Ubuntu: sudo apt-get install nginx "
+                        "(scripts/host then runs it as you, with its files under --run-dir).")
+    return found
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def page_routes():
+    """The pages' routes for nginx's allow-list: one per file of app/pages/ ("home" is also "/")."""
+    return sorted(p.stem for p in PAGES.glob("*.py"))
+
+
+def origins(args):
+    """The public hosts a browser may open a websocket from."""
+    return args.origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+
+
+def server_command(args, port):
+    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"]
+    for origin in [*origins(args), f"127.0.0.1:{port}", f"localhost:{port}"]:      # the latter for /admin
+        command += ["--allow-websocket-origin", origin]
+    if not args.no_warm:
+        command.append("--warm")
+    command += ["--", "--reuse-sessions", "--liveness", "--use-xheaders",
+                "--setup", str(DEPLOY / "panel_setup.py"),
+                "--websocket-max-message-size", str(MAX_WEBSOCKET_MESSAGE)]
+    if args.threads:
+        command += ["--num-threads", str(args.threads)]
+    if args.admin:
+        command.append("--admin")
+    return command + list(args.panel_args)
+
+
+def server_environment(args, secret):
+    threads = str(args.torch_threads or max(1, (os.cpu_count() or 1) // args.workers))
+    return {**os.environ, "BOKEH_SECRET_KEY": secret, "BOKEH_SIGN_SESSIONS": "true",
+            "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONUNBUFFERED": "1"}
+
+
+def nginx_user_line():
+    """nginx started by root would hand its workers to `nobody`, who may not reach the run directory:
+    they stay root then (main() warns). Started by anyone else, nginx runs as that user."""
+    return "user root root;" if os.geteuid() == 0 else ""
+
+
+def nginx_conf(args, server_ports, run_dir):
+    fields = {
+        "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "USER": nginx_user_line(),
+        "LISTEN": f"{args.address}:{args.port}", "STATUS_PORT": str(args.status_port),
+        "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in server_ports),
+        "PAGES": "|".join(page_routes()),
+        "MAX_SESSIONS": str(args.max_sessions), "MAX_SESSIONS_WS": str(args.max_sessions + WS_SLACK),
+        "PER_ADDRESS": str(args.per_address), "RATE": f"{args.rate}r/m", "BURST": str(args.burst),
+        "MAX_URL": args.max_url,
+        "CONNECTIONS": str(max(1024, 4 * (args.max_sessions + WS_SLACK) + 256)),
+        "FILES": str(max(2048, 8 * (args.max_sessions + WS_SLACK) + 512)),
+    }
+    text = (DEPLOY / "nginx.conf").read_text()
+    for name, value in fields.items():
+        text = text.replace("{{" + name + "}}", value)
+    if "{{" in text:
+        raise HostError(f"deploy/nginx.conf has a field scripts/host does not fill: {text[text.index('{{'):][:40]}")
+    return text
+
+
+def answers(url, timeout=2):
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
+            return response.status == 200
+    except OSError:
+        return False
+
+
+class Host:
+    """The servers and nginx of one run; a context manager (stops everything on exit)."""
+
+    def __init__(self, args, command=None):
+        self.args = args
+        self.command = command or server_command          # (args, port) → the server's command line
+        self.run_dir = Path(args.run_dir).resolve()
+        self.servers = {}              # port → Popen
+        self.nginx = None
+        self.secret = args.secret_key or secrets.token_urlsafe(32)
+        address = "127.0.0.1" if args.address in ("", "0.0.0.0", "::") else args.address
+        self.url = f"http://{address}:{args.port}"
+
+    # ---------------------------------------------------------------- start and stop
+
+    def start(self):
+        args = self.args
+        binary = nginx_binary()
+        for sub in ("tmp", "cache"):
+            (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
+        first = args.first_server_port if args.first_server_port is not None else args.port + 1
+        ports = [free_port() for _ in range(args.workers)] if first == 0 else \
+            [first + i for i in range(args.workers)]
+        if args.status_port is None:
+            args.status_port = free_port() if first == 0 else first + args.workers
+        for port in [args.port, *ports, args.status_port]:
+            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)   # before starting anything
+            if problem:
+                raise HostError(problem)
+        conf = self.run_dir / "nginx.conf"
+        conf.write_text(nginx_conf(args, ports, self.run_dir))
+        self._nginx_command = [binary, "-p", str(self.run_dir), "-c", str(conf),
+                               "-e", str(self.run_dir / "nginx-error.log"), "-g", "daemon off;"]
+        check = subprocess.run(self._nginx_command[:-2] + ["-t", "-q"], capture_output=True, text=True)
+        if check.returncode != 0:
+            raise HostError(f"nginx refused the configuration {conf}:\n{check.stderr.strip()}")
+        for port in ports:
+            self._start_server(port)
+        self._wait_for_servers(ports)
+        self.nginx = subprocess.Popen(self._nginx_command, stdout=self._log("nginx"), stderr=subprocess.STDOUT,
+                                      start_new_session=True)
+        deadline = time.monotonic() + 20
+        while not answers(f"{self.url}/liveness"):
+            if self.nginx.poll() is not None:
+                raise HostError(f"nginx exited ({self.nginx.returncode}): see {self.run_dir}/nginx-error.log")
+            if time.monotonic() > deadline:
+                raise HostError(f"nginx did not answer on {self.url} within 20 s")
+            time.sleep(0.2)
+        self._write_state(ports)
+        return self
+
+    def _log(self, name):
+        return open(self.run_dir / f"{name}.log", "ab")
+
+    def _start_server(self, port):
+        self.servers[port] = subprocess.Popen(
+            self.command(self.args, port), cwd=ROOT, env=server_environment(self.args, self.secret),
+            stdout=self._log(f"server-{port}"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.servers[port].started = time.monotonic()
+
+    def _wait_for_servers(self, ports):
+        deadline = time.monotonic() + START_TIMEOUT_S
+        waiting = set(ports)
+        while waiting:
+            for port in sorted(waiting):
+                process = self.servers[port]
+                if process.poll() is not None:
+                    raise HostError(f"the server on port {port} exited ({process.returncode}): "
+                                    f"see {self.run_dir}/server-{port}.log")
+                if answers(f"http://127.0.0.1:{port}/liveness"):
+                    waiting.discard(port)
+            if waiting and time.monotonic() > deadline:
+                raise HostError(f"servers on ports {sorted(waiting)} did not answer within {START_TIMEOUT_S} s")
+            time.sleep(0.3)
+
+    def _write_state(self, ports):
+        """host.json in the run directory: what bench/load.py and an operator need to find."""
+        state = {"url": self.url, "nginx_pid": self.nginx.pid, "status_port": self.args.status_port,
+                 "servers": [{"port": p, "pid": self.servers[p].pid} for p in ports],
+                 "max_sessions": self.args.max_sessions}
+        (self.run_dir / "host.json").write_text(json.dumps(state, indent=1))
+
+    def pids(self):
+        """{name: pid} of every process of the host (servers and nginx's master)."""
+        found = {f"server:{port}": p.pid for port, p in self.servers.items()}
+        if self.nginx is not None:
+            found["nginx"] = self.nginx.pid
+        return found
+
+    def stop(self):
+        processes = [p for p in [self.nginx, *self.servers.values()] if p is not None]
+        for process in processes:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)     # each runs in its own process group
+        deadline = time.monotonic() + 10
+        for process in processes:
+            try:
+                process.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+    def __enter__(self):
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()
+            raise
+
+    def __exit__(self, *_exc):
+        self.stop()
+
+    # ---------------------------------------------------------------- supervise
+
+    def supervise(self, stopping):
+        """Until `stopping()`: start again a server that died; raise HostError if nginx dies, or if a
+        server keeps dying right after its start."""
+        failures = {port: 0 for port in self.servers}
+        while not stopping():
+            time.sleep(1)
+            if self.nginx.poll() is not None:
+                raise HostError(f"nginx exited ({self.nginx.returncode}): see {self.run_dir}/nginx-error.log")
+            for port, process in list(self.servers.items()):
+                if process.poll() is None:
+                    if time.monotonic() - process.started > 60:
+                        failures[port] = 0
+                    continue
+                failures[port] += 1
+                if failures[port] > RESTARTS:
+                    raise HostError(f"the server on port {port} keeps exiting: see {self.run_dir}/server-{port}.log")
+                print(f"host: the server on port {port} exited ({process.returncode}); starting it again",
+                      file=sys.stderr, flush=True)
+                self._start_server(port)
+
+
+def port_problem(address, port):
+    """A sentence saying why `port` cannot be listened on, or None. Probed as the servers bind
+    (SO_REUSEADDR): a port whose last connections are still closing (TIME_WAIT) is free for them."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((address, port))
+        except OSError as error:
+            return f"Cannot listen on {address}:{port}: {error.strerror}. Choose other ports (--port, --first-server-port)."
+    return None
+
+
+def parse(argv):
+    argv = list(argv)
+    extra = argv[argv.index("--") + 1:] if "--" in argv else []
+    argv = argv[:argv.index("--")] if "--" in argv else argv
+    parser = argparse.ArgumentParser(
+        prog="scripts/host", description="Serve Lineare as a public demo: several servers behind nginx.",
+        epilog="Arguments after -- go to every server's `panel serve` unchanged.")
+    parser.add_argument("--port", type=int, default=8080, help="where visitors connect (nginx)")
+    parser.add_argument("--address", default="0.0.0.0", help="interface nginx listens on (default: all)")
+    parser.add_argument("--origin", action="append", metavar="HOST[:PORT]",
+                        help="the public host name(s) in the visitors' address bar (repeat); the websocket "
+                             "is refused from any other page. Default: localhost:PORT and 127.0.0.1:PORT")
+    parser.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1),
+                        help="server processes (default: one per core)")
+    parser.add_argument("--max-sessions", type=int, default=60,
+                        help="live sessions (open pages) over all servers; past it: 'the demo is full'")
+    parser.add_argument("--per-address", type=int, default=60,
+                        help="live sessions from one IP address (a classroom behind one school address)")
+    parser.add_argument("--rate", type=int, default=30,
+                        help="pages and new sessions per minute from one IP address, each (after the burst)")
+    parser.add_argument("--burst", type=int, default=60, help="pages or sessions one IP address may open at once")
+    parser.add_argument("--max-url", default="8k", help="longest request line (and header line), nginx size")
+    parser.add_argument("--threads", type=int, default=0, help="Panel's --num-threads per server (0: none)")
+    parser.add_argument("--torch-threads", type=int, default=0,
+                        help="PyTorch threads per server (default: cores / workers)")
+    parser.add_argument("--admin", action="store_true",
+                        help="Panel's admin page on each server, at http://127.0.0.1:<server port>/admin only")
+    parser.add_argument("--no-warm", action="store_true", help="do not build every page once at start")
+    parser.add_argument("--first-server-port", type=int, default=None,
+                        help="the servers' ports start here (default: --port + 1; 0: any free ports)")
+    parser.add_argument("--status-port", type=int, default=None,
+                        help="nginx's status page on 127.0.0.1 (default: after the servers' ports)")
+    parser.add_argument("--secret-key", default=os.environ.get("BOKEH_SECRET_KEY"),
+                        help="signs the session ids (default: $BOKEH_SECRET_KEY, else a new one per run)")
+    parser.add_argument("--run-dir", default=str(ROOT / ".host"),
+                        help="nginx's files and every log (default: .host/ in the repository)")
+    args = parser.parse_args(argv)
+    args.panel_args = extra
+    if args.workers < 1 or args.max_sessions < 1:
+        parser.error("--workers and --max-sessions must be at least 1")
+    return args
+
+
+def main(argv=None):
+    args = parse(sys.argv[1:] if argv is None else argv)
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    if os.geteuid() == 0:
+        print("host: running as root, so nginx's workers do too; on a public machine run scripts/host "
+              "as an ordinary user (nginx needs no root on a port above 1024)", file=sys.stderr)
+    try:
+        with Host(args) as host:
+            print(f"Lineare is hosted on {host.url} ({args.workers} servers on ports "
+                  f"{', '.join(map(str, host.servers))}; at most {args.max_sessions} live sessions).\n"
+                  f"  liveness: {host.url}/liveness   nginx status: http://127.0.0.1:{args.status_port}/nginx-status\n"
+                  + (f"  admin (this machine only): "
+                     + ", ".join(f"http://127.0.0.1:{p}/admin" for p in host.servers) + "\n" if args.admin else "")
+                  + f"  logs: {host.run_dir}/   Ctrl-C stops it.", file=sys.stderr, flush=True)
+            host.supervise(lambda: bool(stop))
+    except HostError as error:
+        print(f"host: {error}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""The hosted mode's nginx (deploy/nginx.conf, run by deploy/host.py) in front of stand-in servers
+(tests/host_stub.py, which report what reached them): what passes, what is refused, which headers.
+
+The real app behind the same nginx, with browsers and the load test: tests/ui/test_host_ui.py.
+Needs nginx (apt-get install nginx); skipped without it on a developer's machine, a failure in CI.
+"""
+import asyncio
+import contextlib
+import os
+import shutil
+import signal
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
+
+from deploy import host
+
+ROOT = Path(__file__).resolve().parents[1]
+STUB = ROOT / "tests" / "host_stub.py"
+
+
+def require_nginx():
+    try:
+        host.nginx_binary()
+    except host.HostError as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs nginx for the hosted mode's tests: {error}")
+        pytest.skip(str(error))
+
+
+def stub_command(_args, port):
+    return [sys.executable, str(STUB), str(port)]
+
+
+@contextlib.contextmanager
+def stub_host(run_dir, *options):
+    require_nginx()
+    args = host.parse(["--port", str(host.free_port()), "--address", "127.0.0.1", "--first-server-port", "0",
+                       "--workers", "2", "--no-warm", "--run-dir", str(run_dir), *options])
+    with host.Host(args, command=stub_command) as running:
+        yield running
+
+
+def get(url, headers=None):
+    """(status, headers, body text) of a GET; error statuses are answers too."""
+    request = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, error.read().decode()
+
+
+@pytest.fixture(scope="module")
+def stubs(tmp_path_factory):
+    with stub_host(tmp_path_factory.mktemp("host")) as running:
+        yield running
+
+
+def test_a_page_reaches_a_server_with_nginx_own_view_of_the_visitor(stubs):
+    import json
+
+    status, headers, body = get(stubs.url + "/state?variant=retnet",
+                                {"X-Forwarded-For": "6.6.6.6", "X-Real-IP": "6.6.6.6", "X-Forwarded-Proto": "https"})
+    assert status == 200
+    seen = json.loads(body)
+    assert seen["path"] == "/state" and seen["args"] == {"variant": ["retnet"]}
+    assert seen["remote_ip"] == "127.0.0.1"                        # not the address the visitor claimed
+    assert seen["headers"]["X-Forwarded-For"] == "127.0.0.1"
+    assert seen["protocol"] == "http" and seen["headers"]["X-Forwarded-Proto"] == "http"
+    assert seen["headers"]["Host"] == stubs.url.split("//")[1]      # what allow-websocket-origin checks against
+    csp = headers["Content-Security-Policy"]
+    assert "default-src 'self'" in csp and "frame-ancestors 'none'" in csp and "object-src 'none'" in csp
+    assert headers["X-Frame-Options"] == "DENY"
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    assert headers["Server"] == "nginx"                               # no version, no TornadoServer
+
+
+@pytest.mark.parametrize("path", ["/", "/home", "/two-bills", "/memory-fails?dk=64", "/static/js/bokeh.min.js",
+                                  "/favicon.ico"])
+def test_pages_and_static_files_pass(stubs, path):
+    assert get(stubs.url + path)[0] == 200
+
+
+@pytest.mark.parametrize("path", ["/admin", "/admin/ws", "/state/autoload.js", "/state/metadata", "/nowhere",
+                                  "/state/", "/../etc/passwd", "/components/x.js"])
+def test_everything_else_is_not_found(stubs, path):
+    status, headers, _body = get(stubs.url + path)
+    assert status in (400, 404)
+    assert headers["X-Frame-Options"] == "DENY"
+
+
+def test_liveness_answers_without_its_arguments(stubs):
+    import json
+
+    status, _headers, body = get(stubs.url + "/liveness?endpoint=/state")     # Panel would build the page
+    assert status == 200
+    seen = json.loads(body)
+    assert seen["path"] == "/liveness" and seen["args"] == {}
+
+
+def test_a_url_over_the_limit_is_refused(stubs):
+    assert get(stubs.url + "/state?text=" + "a" * 7000)[0] == 200
+    assert get(stubs.url + "/state?text=" + "a" * 9000)[0] == 414
+
+
+async def open_sockets(url, count):
+    """`count` websockets to the state page, each with the port of the server that took it."""
+    sockets = []
+    for _ in range(count):
+        socket = await websocket_connect(HTTPRequest(url.replace("http", "ws", 1) + "/state/ws"))
+        sockets.append((socket, int(await socket.read_message())))
+    return sockets
+
+
+def test_sessions_are_balanced_over_the_servers_and_capped(tmp_path):
+    with stub_host(tmp_path, "--max-sessions", "2") as running:
+        async def scenario():
+            sockets = await open_sockets(running.url, 2)
+            assert sorted(port for _s, port in sockets) == sorted(running.servers)     # one on each server
+            full = get(running.url + "/state?variant=retnet")
+            home = get(running.url + "/")
+            sockets[0][0].close()
+            await asyncio.sleep(0.5)
+            again = get(running.url + "/state")
+            sockets[1][0].close()
+            return full, home, again
+
+        (status, headers, body), home, again = asyncio.run(scenario())
+    assert status == 503 and home[0] == 503
+    assert "La demo è piena" in body and "The demo is full" in body and 'lang="en"' in body
+    assert headers["Retry-After"] == "60" and headers["X-Frame-Options"] == "DENY"
+    assert "Content-Security-Policy" in headers
+    assert again[0] == 200                                                  # a place came free
+
+
+def test_one_address_asking_too_often_gets_the_busy_page(tmp_path):
+    with stub_host(tmp_path, "--rate", "1", "--burst", "2") as running:
+        statuses = [get(running.url + "/state")[0] for _ in range(5)]
+        status, _headers, body = get(running.url + "/two-bills")
+        liveness = get(running.url + "/liveness")[0]
+    assert statuses == [200, 200, 200, 429, 429]              # one, and a burst of two
+    assert status == 429 and "Riprova fra un minuto" in body
+    assert liveness == 200                                    # a probe is never limited
+
+
+def test_a_server_that_dies_is_started_again(tmp_path):
+    with stub_host(tmp_path) as running:
+        port = next(iter(running.servers))
+        first = running.servers[port]
+        stop = threading.Event()
+        watcher = threading.Thread(target=running.supervise, args=(stop.is_set,), daemon=True)
+        watcher.start()
+        os.killpg(first.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while not (running.servers[port] is not first and host.answers(f"http://127.0.0.1:{port}/liveness")):
+            assert time.monotonic() < deadline, "the server was not started again"
+            time.sleep(0.2)
+        stop.set()
+        watcher.join()
+        assert all(get(running.url + "/state")[0] == 200 for _ in range(4))
+
+
+def test_the_configuration_names_every_page_and_leaves_no_field(tmp_path):
+    args = host.parse(["--port", "8080", "--run-dir", str(tmp_path)])
+    args.status_port = 8090
+    text = host.nginx_conf(args, [8081, 8082], tmp_path)
+    assert "{{" not in text and "server 127.0.0.1:8081" in text and "server 127.0.0.1:8082" in text
+    for page in ("home", "state", "two-bills", "memory-fails", "transition", "parallel-recurrent", "architectures"):
+        assert page in host.page_routes() and f"|{page}" in "|" + "|".join(host.page_routes())
+    assert "least_conn;" in text and "limit_conn live 60;" in text and "limit_conn live 70;" in text
+
+
+def test_without_nginx_the_message_says_how_to_install_it(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda _name: None)
+    monkeypatch.setattr(os, "access", lambda _path, _mode: False)
+    with pytest.raises(host.HostError, match="apt-get install nginx"):
+        host.nginx_binary()
+
+
+def test_the_servers_get_the_hosting_flags():
+    args = host.parse(["--port", "9000", "--origin", "demo.example.org", "--threads", "2", "--admin", "--", "--foo"])
+    command = host.server_command(args, 9001)
+    assert command[:7] == [sys.executable, "-m", "app", "--port", "9001", "--address", "127.0.0.1"]
+    for flag in ("--reuse-sessions", "--liveness", "--use-xheaders", "--warm", "--admin", "--foo"):
+        assert flag in command
+    assert command[command.index("--num-threads") + 1] == "2"
+    origins = [command[i + 1] for i, part in enumerate(command) if part == "--allow-websocket-origin"]
+    assert origins == ["demo.example.org", "127.0.0.1:9001", "localhost:9001"]
+    assert command.index("--warm") < command.index("--") < command.index("--reuse-sessions")
+    environment = host.server_environment(args, "k")
+    assert environment["BOKEH_SECRET_KEY"] == "k" and environment["BOKEH_SIGN_SESSIONS"] == "true"
