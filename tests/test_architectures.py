@@ -1,5 +1,6 @@
-"""Dashboard "Architectures" (app/dashboards/architectures/) without a browser: the pictures against
-closed forms and the engine, the links against the stores of the pages they open, the URL, both languages."""
+"""Dashboard "Architectures" (app/dashboards/architectures/) without a browser: the transitions, their
+eigenvalues and the forgetting curves against closed forms and the engine's own recurrence, the links
+against the stores of the pages they open, the URL, both languages."""
 import subprocess
 import sys
 from urllib.parse import parse_qs, urlsplit
@@ -23,22 +24,27 @@ from engine.stepping import step
 
 D = arch.D
 I = np.eye(D)
-k = arch.KEY.numpy()
-per_channel = lambda alpha: np.diag(alpha ** channel_spread(D).numpy())
+SPREAD = channel_spread(D).numpy()
+per_channel = lambda alpha: np.diag(alpha ** SPREAD)
 KNOB_OF = {name: record.knob for name, record in REGISTRY.items() if record.knob}
+GAMMA = 1 - 2 ** -5                                                  # RetNet's first head
 
-# A_t written out from the unified table (the registry's table_formula), with the cards' illustrative gates
-CLOSED_FORM = {
-    "linear": I,
-    "retnet": (1 - 2 ** -5) * I,                                     # γ of the first head
-    "mamba2": 0.8 * I,
-    "gla": per_channel(0.7),
-    "rwkv6": per_channel(0.7),                                       # the same transition as GLA
-    "mlstm": 0.9 * I,                                                # f_t I, the forget gate σ(f) = 0.9
-    "deltanet": I - np.outer(k, k),                                  # β = 1: removes the direction k
-    "gated_deltanet": 0.8 * (I - np.outer(k, k)),
-    "rwkv7": per_channel(0.7) - np.outer(k, k),                      # diag(w) + a bᵀ, a = −k, b = k
-}
+
+def closed_form(variant, k, beta=1.0):
+    """A_t written out from the unified table (the registry's table_formula) for a unit key k, at the
+    page's illustrative gates."""
+    erase = I - beta * np.outer(k, k)
+    return {
+        "linear": I,
+        "retnet": GAMMA * I,
+        "mamba2": 0.8 * I,
+        "gla": per_channel(0.7),
+        "rwkv6": per_channel(0.7),                                   # the same transition as GLA
+        "mlstm": 0.9 * I,                                            # f_t I, the forget gate σ(f) = 0.9
+        "deltanet": erase,                                           # β = 1: removes the direction k
+        "gated_deltanet": 0.8 * erase,
+        "rwkv7": per_channel(0.7) - np.outer(k, k),                  # diag(w) − κ̂(a ⊙ κ̂)ᵀ, a = 1, κ̂ = k
+    }[variant]
 
 
 def as_args(link):
@@ -47,41 +53,101 @@ def as_args(link):
     return parts.path, {key: [value.encode() for value in values] for key, values in parse_qs(parts.query).items()}
 
 
-# ------------------------------------------------------------------------------ the pictures
+# ------------------------------------------------------------------------------ transitions and eigenvalues
 
 def test_every_card_is_an_architecture_of_the_engine():
-    assert set(arch.ARCHITECTURES) == set(CLOSED_FORM)
+    assert set(arch.ARCHITECTURES) == set(REGISTRY) - {"softmax"}
     assert BY_SLUG["architectures"].build is not None
 
 
 @pytest.mark.parametrize("variant", arch.ARCHITECTURES)
-def test_the_picture_is_the_closed_form_transition(variant):
-    np.testing.assert_allclose(arch.transition_matrix(variant), CLOSED_FORM[variant], atol=1e-12)
+def test_the_transition_read_off_the_engine_is_the_closed_form(variant):
+    _first, later = arch.texts()
+    keys = later[0, :3]                                              # three tokens, three keys
+    A = arch.transitions(variant, keys).numpy()
+    for t in range(3):
+        np.testing.assert_allclose(A[t], closed_form(variant, keys[t].numpy()), atol=1e-12)
 
 
 @pytest.mark.parametrize("variant", arch.ARCHITECTURES)
-def test_the_picture_predicts_the_engine_from_any_state(variant):
-    """S_t = S_{t-1} A_t + W_t for a random S_{t-1}, with the engine's own step and recorded write."""
-    S = torch.randn(1, 1, D, D, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+def test_the_transition_predicts_the_engine_from_any_state(variant):
+    """S_t = S_{t-1} A_t + W_t for a random S_{t-1} and a real value, with the engine's own step and write."""
+    generator = torch.Generator().manual_seed(3)
+    S = torch.randn(1, 1, D, D, generator=generator, dtype=torch.float64)
+    value = torch.randn(1, 1, D, generator=generator, dtype=torch.float64)
+    key = arch.texts()[1][0, :1]                                     # [1, D]
     state = MLSTMState(S, torch.zeros(1, 1, D, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64)) \
         if variant == "mlstm" else S
-    key, value = arch.KEY.view(1, 1, D), arch.VALUE.view(1, 1, D)
-    _o, after, record = step(variant, state, key, key, value, scale=1.0, **arch.card_gates(variant))
+    _o, after, record = step(variant, state, key.view(1, 1, D), key.view(1, 1, D), value, scale=1.0,
+                             **arch.token_gates(variant, key))
     scale = np.exp(record.extras["m"][0, 0]) if variant == "mlstm" else 1.0    # mLSTM stores C e^{−m}
     stored = (after.C if variant == "mlstm" else after)[0, 0].numpy()
-    expected = S[0, 0].numpy() @ arch.transition_matrix(variant) + scale * record.write[0, 0]
+    expected = S[0, 0].numpy() @ arch.transitions(variant, key)[0].numpy() + scale * record.write[0, 0]
     np.testing.assert_allclose(scale * stored, expected, atol=1e-12)
 
 
-@pytest.mark.parametrize("variant", ["retnet", "mamba2", "gla", "rwkv6", "gated_deltanet", "rwkv7"])
-def test_the_picture_agrees_with_the_records_decay_and_low_rank_part(variant):
-    _A, record = arch.transition_step(variant)
-    decay = np.broadcast_to(np.asarray(record.decay[0, 0], dtype=float).reshape(-1), (D,))
-    low_rank = np.zeros((D, D)) if record.a is None else np.outer(record.a[0, 0], record.b[0, 0])
-    diagonal_plus_low_rank = np.diag(decay) + low_rank
-    if record.beta is not None:                                      # the delta rule: D (I − β k kᵀ)
-        diagonal_plus_low_rank = diagonal_plus_low_rank @ (I - record.beta[0, 0] * np.outer(k, k))
-    np.testing.assert_allclose(arch.transition_matrix(variant), diagonal_plus_low_rank, atol=1e-12)
+@pytest.mark.parametrize("variant", arch.ARCHITECTURES)
+def test_the_eigenvalues_are_those_of_the_transition_matrix(variant):
+    k = arch.texts()[1][0, 0].numpy()                                # the key of the token drawn
+    expected = np.sort(np.linalg.eigvalsh(closed_form(variant, k)))  # every A_t here is symmetric
+    np.testing.assert_allclose(arch.eigenvalues(variant), expected, atol=1e-10)
+
+
+def test_the_eigenvalues_say_keep_fade_erase_and_flip():
+    np.testing.assert_allclose(arch.eigenvalues("linear"), np.ones(D))
+    np.testing.assert_allclose(arch.eigenvalues("retnet"), np.full(D, GAMMA))
+    np.testing.assert_allclose(arch.eigenvalues("gla"), np.sort(0.7 ** SPREAD))
+    # the delta rule: 1 − β along k, 1 elsewhere (times α when gated): β = 1 erases, β = 2 flips
+    for variant, alpha in (("deltanet", 1.0), ("gated_deltanet", 0.8)):
+        for beta, along_k in ((1.0, 0.0), (2.0, -1.0)):
+            values = arch.eigenvalues(variant, beta)
+            np.testing.assert_allclose(values, alpha * np.array([along_k] + [1.0] * (D - 1)), atol=1e-12)
+    rwkv7 = arch.eigenvalues("rwkv7")
+    assert rwkv7.min() < 0 < rwkv7.max() < 1                         # fades, and erases past zero along κ̂
+    with pytest.raises(ValueError, match="β above 1"):
+        arch.eigenvalues("rwkv7", 2.0)
+
+
+@pytest.mark.parametrize("variant", arch.ARCHITECTURES)
+def test_the_forgetting_curve_is_what_the_recurrence_leaves_of_the_pair(variant):
+    """Run the engine's step from S_0 = v₀ k₀ᵀ over the later tokens (values 0: only the pair is in the
+    state), and read the pair back with its own key: v₀ · S_n k₀ / |v₀|², averaged over the texts."""
+    first, later = arch.texts()
+    B = len(first)
+    v0 = torch.randn(B, 1, D, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    S = torch.einsum("bhv,bhk->bhvk", v0, first.unsqueeze(1))
+    state = MLSTMState(S, torch.zeros(B, 1, D, dtype=torch.float64), torch.zeros(B, 1, dtype=torch.float64)) \
+        if variant == "mlstm" else S
+    gates = arch.token_gates(variant, later.reshape(-1, D))          # [B·T, 1, …]: token t of text b at b·T + t
+    T = later.shape[1]
+    shares = [1.0]
+    for t in range(T):
+        token = {name: (x.view(B, T, *x.shape[1:])[:, t] if x.shape[0] == B * T else x) for name, x in gates.items()}
+        key = later[:, t].unsqueeze(1)
+        _o, state, record = step(variant, state, key, key, torch.zeros(B, 1, D, dtype=torch.float64), scale=1.0,
+                                 **token)
+        C = (state.C * torch.exp(state.m)[..., None, None]) if variant == "mlstm" else state
+        read = torch.einsum("bhvk,bhk->bhv", C, first.unsqueeze(1))
+        shares.append(float(((read * v0).sum(-1) / (v0 * v0).sum(-1)).mean()))
+    np.testing.assert_allclose(arch.forgetting_curve(variant), shares, atol=1e-10)
+
+
+def test_the_forgetting_curves_in_closed_form():
+    n = np.arange(arch.TOKENS + 1)
+    first = arch.texts()[0].numpy()
+    np.testing.assert_allclose(arch.forgetting_curve("linear"), 1.0)
+    np.testing.assert_allclose(arch.forgetting_curve("retnet"), GAMMA ** n, rtol=1e-12)
+    np.testing.assert_allclose(arch.forgetting_curve("mamba2"), 0.8 ** n, rtol=1e-12)
+    np.testing.assert_allclose(arch.forgetting_curve("mlstm"), 0.9 ** n, rtol=1e-9)
+    gla = ((first ** 2)[:, None, :] * (0.7 ** SPREAD)[None, None, :] ** n[None, :, None]).sum(-1).mean(0)
+    np.testing.assert_allclose(arch.forgetting_curve("gla"), gla, rtol=1e-10)
+    np.testing.assert_allclose(arch.forgetting_curve("rwkv6"), gla, rtol=1e-10)     # GLA's transition
+    # Gated DeltaNet = DeltaNet's erasures times α per token; DeltaNet forgets only by overwriting
+    np.testing.assert_allclose(arch.forgetting_curve("gated_deltanet"), 0.8 ** n * arch.forgetting_curve("deltanet"),
+                               rtol=1e-9, atol=1e-15)
+    # a random unit key erases on average 1/d_k of every direction: (1 − 1/d_k)^n is left (the mean of
+    # 32 texts lies near it)
+    np.testing.assert_allclose(arch.forgetting_curve("deltanet"), (1 - 1 / D) ** n, atol=0.1)
 
 
 # ------------------------------------------------------------------------------ the links

@@ -18,7 +18,7 @@ import param
 from latex2mathml.converter import convert_to_element
 
 TEXT_CSS = """
-:host { font-size: 17px; line-height: 1.45; color: #1f2933; }
+:host { font-size: calc(17px * var(--lineare-scale, 1)); line-height: 1.45; color: #1f2933; }
 p { margin: 0 0 0.5em 0; }
 math { font-size: 1.12em; }
 .display { display: block; margin: 0.3em 0 0.6em 0; font-size: 1.15em; }
@@ -106,3 +106,12 @@ def inline_html(text):
     """`to_html` for a short text inside a line (a table cell, a definition): without the paragraph."""
     converted = to_html(text)
     return converted[3:-4] if converted.startswith("<p>") and converted.count("<p>") == 1 else converted
+
+
+POINT_STYLE = {"border-left": "6px solid #1d4f7a", "background": "#eef4fb", "border-radius": "6px"}
+
+
+def point_box(explanation):
+    """The sentence that says what to notice on a page, right under its title (an Explanation, framed)."""
+    return pn.Column(explanation, styles=dict(POINT_STYLE), css_classes=["point"], sizing_mode="stretch_width",
+                     margin=(6, 10, 8, 10))

@@ -1,9 +1,10 @@
 """The architectures page in a real browser against a real server (fixtures in conftest.py).
 
-Two tests, four page loads: each one costs seconds on a busy machine.
+Three tests, eight page loads: each one costs seconds on a busy machine.
 """
 import time
 
+from first_screen import check_first_screen
 from test_app_ui import english_only_strings
 
 PAGE = "/architectures"
@@ -39,8 +40,11 @@ def test_languages_levels_and_a_spoiled_link(open_page):
 
     page.get_by_role("button", name="Superiore").click()
     wait_for_formulas(page, 50)                             # the skeleton and every card
+    curves = page.locator(".main-picture").first.screenshot()
     page.get_by_role("button", name="DeltaNet", exact=True).click()        # a card's name fills the skeleton
     wait_for_lamp(page, "completato per DeltaNet")
+    page.wait_for_timeout(300)
+    assert page.locator(".main-picture").first.screenshot() != curves        # … and thickens its curve
     page.wait_for_function("() => ['level=superiore', 'arch=deltanet']"
                            ".every(s => window.location.search.includes(s))")
 
@@ -68,3 +72,9 @@ def test_a_card_opens_the_other_dashboards_on_its_model(open_page):
     assert page.locator("select").first.input_value() == "RWKV-7"        # the model chosen in the sidebar
     assert page.locator("math").count() > 0                               # the level came along
     assert visit.errors == [] and visit.remote == []
+
+
+def test_the_point_is_on_the_first_screen_of_a_projector(chromium, server):
+    """The forgetting curves, the eigenvalues and the sentence about them, at 1366×768 with the sidebar
+    open, in both languages and levels, and no sideways scrolling."""
+    assert check_first_screen(chromium, server, PAGE, pictures=2) == []

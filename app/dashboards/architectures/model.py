@@ -1,10 +1,19 @@
-"""The architectures page's pictures, read off the engine, and its store (no Panel, no Bokeh).
+"""The architectures page's numbers, read off the engine, and its store (no Panel, no Bokeh).
 
-Each card shows the transition A_t of one token: one step of the model's own recurrent step
-(engine.stepping.step) from S_{t-1} = I gives S_t = A_t + W_t, and the record's write W_t is
-subtracted. mLSTM keeps its state divided by e^{m_t} (its stabilizer), so its picture is rescaled by
-that factor. The token and its gates (the gate recipe, engine.gates.make_gates, at illustrative α
-values) are the same for every visitor, so the pictures are computed once per process.
+What tells the models apart is their transition A_t (S_t = S_{t-1} A_t + W_t). Two readings of it:
+
+- **forgetting**: how much of a pair written at token 0 is left after n more tokens. The pair's part of
+  the state is v₀ k₀ᵀ A_1 ⋯ A_n (the recurrence is linear in S), so read with its own key it gives
+  v₀ · (k₀ᵀ A_1 ⋯ A_n k₀): the share k₀ᵀ A_1 ⋯ A_n k₀ is what is left (1: all of it, 0: nothing).
+  The later tokens come with random unit keys (what the delta rule erases depends on them); the
+  curve is the mean over a few such texts.
+- **eigenvalues** of A_t at one token: 1 keeps a direction, between 0 and 1 fades it, 0 erases it,
+  below 0 flips its sign (the delta rule with β up to 2, Yang et al. 2024; Grazzi et al. 2025).
+
+Each A_t is read off the engine's own recurrent step (engine.stepping.step) from S_{t-1} = I with a
+zero value, so S_t = A_t; the gates come from the one recipe (engine.gates.make_gates) at the
+page's illustrative α (the values the registry's cards quote) and β = 1. The numbers are the same for
+every visitor: computed once per process.
 """
 import functools
 import math
@@ -12,55 +21,92 @@ import math
 import numpy as np
 import param
 import torch
+import torch.nn.functional as F
 
+from app.mechanism import D_K
 from app.variants import ORDER, REGISTRY
 from engine.gates import make_gates, retnet_log_decay
 from engine.ops.recurrent import gates_at
 from engine.ops.states import MLSTMState
 from engine.stepping import step
 
-D = 8                                   # d_k = d_v of the pictures: small enough to read every cell
+D = D_K                                 # d_k = d_v, as on "The state fills up"
 ARCHITECTURES = ORDER                   # accumulate, fade the past, correct what is written
+TOKENS = 64                             # the forgetting curves run this many tokens after the pair
+TEXTS = 32                              # … over this many random texts (their mean is drawn)
+SEED = 0
+WIDE_BETA = 2.0                         # the delta rule's step allowed up to 2: eigenvalue 1 − β = −1
+WIDE = ("deltanet", "gated_deltanet")   # RWKV-7's in-context learning rate stays in (0, 1)
 
-# illustrative α of the pictures (and of the knob links): what each model keeps per token (β = 1); a
-# stronger fading than the registry's default, so that it shows on a ±1 colour scale
+# illustrative α (what each model keeps per token), also those of the knob links; the registry's
+# Superiore card texts quote them ("Here α_t = 0.8")
 RETNET_GAMMA = math.exp(retnet_log_decay(1, torch.float64)[0])          # γ of the first head, 1 − 2^−5
 CARD_ALPHA = {"retnet": RETNET_GAMMA, "mamba2": 0.8, "gla": 0.7, "rwkv6": 0.7, "mlstm": 0.9,
               "gated_deltanet": 0.8, "rwkv7": 0.7}
 
 
 def card_alpha(variant):
-    """The card's α: its illustrative value, else the registry's default."""
+    """The page's α: its illustrative value, else the registry's default."""
     return CARD_ALPHA.get(variant, REGISTRY[variant].alpha)
-KEY = torch.tensor([0, 0.48, 0, 0.6, 0, 0, 0.64, 0], dtype=torch.float64)     # a unit key on dimensions 1, 3, 6
-VALUE = torch.tensor([0.5, -0.5, 0.5, 0, 0, 0.5, 0, 0], dtype=torch.float64)
 
 
-def card_gates(variant):
-    """One token's gates for engine.stepping.step (B = H = 1): the recipe at the card's α, β = 1."""
-    gates = make_gates(variant, (1, 1, 1, D), alpha=card_alpha(variant), beta=1.0, keys=KEY.view(1, 1, 1, D),
-                       dtype=torch.float64)                                    # [1, T = 1, 1, …]
-    return gates_at(variant, gates, 0)                                         # [1, 1, …]: token 0
+@functools.lru_cache(maxsize=1)
+def texts():
+    """(first keys [TEXTS, D], later keys [TEXTS, TOKENS, D]): seeded random unit keys, float64."""
+    generator = torch.Generator().manual_seed(SEED)
+    keys = F.normalize(torch.randn(TEXTS, TOKENS + 1, D, generator=generator, dtype=torch.float64), dim=-1)
+    return keys[:, 0], keys[:, 1:]
+
+
+def token_gates(variant, keys, beta=1.0):
+    """One token's gates for engine.stepping.step for each of the keys [N, D] (N tokens, one head, each
+    its own batch element): the recipe at the page's α and β = 1; β = 2 (WIDE_BETA) doubles the delta
+    rule's step afterwards, since the recipe's knob stops at 1."""
+    gates = make_gates(variant, (len(keys), 1, 1, D), alpha=card_alpha(variant), beta=min(beta, 1.0),
+                       keys=keys.view(-1, 1, 1, D), dtype=torch.float64)             # [N, T = 1, 1, …]
+    if beta > 1.0:
+        if variant not in WIDE:
+            raise ValueError(f"{variant}: β above 1 is drawn for {', '.join(WIDE)} only")
+        gates["beta"] = gates["beta"] * beta
+    return gates_at(variant, gates, 0)                                               # [N, 1, …]
+
+
+def transitions(variant, keys, beta=1.0):
+    """A_t [..., D, D] of tokens with keys [..., D], read off the engine's step: every token is its own
+    batch element, stepped once from S_{t-1} = I with a zero value, so S_t = A_t."""
+    flat = keys.reshape(-1, D)                                                       # [N, D]
+    N = len(flat)
+    identity = torch.eye(D, dtype=torch.float64).expand(N, 1, D, D).clone()
+    state = identity if variant != "mlstm" else MLSTMState(
+        identity, torch.zeros(N, 1, D, dtype=torch.float64), torch.zeros(N, 1, dtype=torch.float64))
+    key, zero = flat.unsqueeze(1), torch.zeros(N, 1, D, dtype=torch.float64)          # [N, 1, D]
+    _o, after, record = step(variant, state, key, key, zero, scale=1.0, **token_gates(variant, flat, beta))
+    A = after.C if variant == "mlstm" else after                                     # [N, 1, D, D]
+    if variant == "mlstm":                      # the true state is the stored one times e^{m_t}
+        A = A * torch.as_tensor(np.exp(record.extras["m"]))[..., None, None]
+    return A[:, 0].reshape(*keys.shape[:-1], D, D)
 
 
 @functools.lru_cache(maxsize=None)
-def transition_step(variant):
-    """(A_t [d_k, d_k], StepRecord) of one token, read off the engine's step from S_{t-1} = I."""
-    identity = torch.eye(D, dtype=torch.float64).view(1, 1, D, D)
-    state = identity
-    if variant == "mlstm":
-        state = MLSTMState(identity, torch.zeros(1, 1, D, dtype=torch.float64), torch.zeros(1, 1, dtype=torch.float64))
-    key, value = KEY.view(1, 1, D), VALUE.view(1, 1, D)
-    _o, after, record = step(variant, state, key, key, value, scale=1.0, **card_gates(variant))
-    S = (after.C if variant == "mlstm" else after)[0, 0].numpy()
-    transition = S - record.write[0, 0]                 # S_t = I A_t + W_t
-    if variant == "mlstm":                              # the true state is the stored one times e^{m_t}
-        transition = transition * np.exp(record.extras["m"][0, 0])
-    return transition, record
+def forgetting_curve(variant):
+    """[TOKENS + 1]: the mean share of a pair written at token 0 left after n = 0 … TOKENS tokens."""
+    first, later = texts()
+    A = transitions(variant, later)                                                   # [B, T, D, D]
+    row, shares = first.clone(), [torch.ones(len(first), dtype=torch.float64)]      # k₀ᵀ A_1 ⋯ A_n
+    for t in range(TOKENS):
+        row = torch.einsum("bi,bij->bj", row, A[:, t])
+        shares.append((row * first).sum(-1))
+    return torch.stack(shares, 1).mean(0).numpy()
 
 
-def transition_matrix(variant):
-    return transition_step(variant)[0]
+@functools.lru_cache(maxsize=None)
+def eigenvalues(variant, beta=1.0):
+    """The eigenvalues of A_t at one token (the first random key), real parts, sorted [D]. Every
+    transition here is symmetric (a diagonal, or a diagonal minus κ̂κ̂ᵀ scaled), so they are real."""
+    _first, later = texts()
+    A = transitions(variant, later[0, :1], beta)[0].numpy()
+    values = np.linalg.eigvals(A)
+    return np.sort(values.real)
 
 
 def knob_setting(variant):

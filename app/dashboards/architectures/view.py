@@ -1,16 +1,16 @@
-"""The architectures page's view: the skeleton filled in for one model, then one card per model with its
-transition, its words and links to the other dashboards. It draws an ArchitecturesStore."""
+"""The architectures page's view: what tells the models apart (forgetting curves and eigenvalues), the
+skeleton filled in for one model, then one card per model with its words and links to the other
+dashboards. It draws an ArchitecturesStore."""
 import functools
 import html
 from urllib.parse import urlencode
 
 import panel as pn
 
-from app.components.plots import MatrixPicture
 from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
-from app.components.text import TEXT_CSS, Explanation, inline_html
-from app.dashboards.architectures.model import (ARCHITECTURES, D, ArchitecturesStore, knob_setting,
-                                                transition_matrix)
+from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
+from app.dashboards.architectures.model import ARCHITECTURES, D, TEXTS, ArchitecturesStore, knob_setting
+from app.dashboards.architectures.pictures import EigenPicture, ForgettingPicture
 from app.dashboards.base import DashboardView, heading, title
 from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
@@ -114,17 +114,44 @@ class ArchitecturesView(DashboardView):
                         r"$A_t = I - \beta_t k_t k_t^\top$ corrects what is stored under $k_t$ (the delta rule)."))
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.rule = Explanation(session)
+        self.point = Explanation(
+            session,
+            elementare=_("**What tells the models apart is how they forget.** Left: how much of a pair stored "
+                         "at one token is still there later. Linear attention keeps all of it; every other "
+                         "model loses it at its own pace. Right: the numbers each model multiplies its memory "
+                         "by at every token, one for each direction a key can point in: 1 keeps, between 0 and 1 "
+                         "fades, 0 erases, below 0 flips the sign."),
+            superiore=_(r"**What tells the models apart is the transition.** Left: the share "
+                        r"$k_0^\top A_1 \cdots A_n k_0$ of a pair written at token 0 that is left $n$ tokens "
+                        r"later. Right: the eigenvalues of $A_t$ in $S_t = S_{t-1} A_t + W_t$: 1 keeps a direction, $0 < \lambda < 1$ fades "
+                        r"it, 0 erases it, $\lambda < 0$ flips its sign."))
+        language = current_language()
+        self.forgetting = ForgettingPicture(language)
+        self.eigen = EigenPicture()
         self.pictures_help = Explanation(
             session,
-            elementare=_("Under each model, its transition for one token, as a grid of numbers: the old memory is "
-                         "multiplied by it before the new pair is added. A red diagonal keeps the memory; a paler "
-                         "one fades it; a pattern away from the diagonal erases what was stored under the name "
-                         "of this token. The colours mean the same numbers in every picture."),
-            superiore=_(r"Each picture is $A_t \in \mathbb{R}^{d_k \times d_k}$, $d_k = 8$, at one token with "
-                        r"illustrative gates and a unit key $k_t$ on dimensions 1, 3 and 6. It is read off the "
-                        r"engine: one step of the model's own recurrent form from $S_{t-1} = I$ gives "
-                        r"$S_t = A_t + W_t$, and the recorded write $W_t$ is subtracted (mLSTM: times its "
-                        r"stabilizer $e^{m_t}$). Colour range $[-1, 1]$ for all."))
+            elementare=_("Both pictures come from the engine, with a memory of {columns} columns. Left: a pair is "
+                         "written at token 0; every later token writes a pair of its own under a random name, "
+                         "and the curve follows what is left of the first pair (the average over {texts} "
+                         "texts). The fading models lose it like a clock, whatever is written: RetNet slowly, "
+                         "Mamba-2 faster. DeltaNet loses it only where a new name overlaps the old one, a "
+                         "little at each token. Linear attention keeps it whole, but it also keeps everything "
+                         "else piled on top of it (see «Where memory fails»). RWKV-6's line lies on GLA's: "
+                         "the same transition. Right: DeltaNet keeps every direction (1) except the name it "
+                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it "
+                         "would flip its sign (−1).").format(columns=D, texts=TEXTS),
+            superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from "
+                        r"$S_{t-1} = I$ with a zero value, gates from make_gates at the cards' values "
+                        r"($\gamma = 1 - 2^{-5}$; Mamba-2 $\alpha = 0.8$; GLA, RWKV-6, RWKV-7 "
+                        r"$w_i = 0.7^{s_i}$; mLSTM $f = 0.9$; Gated DeltaNet $\alpha = 0.8$; $\beta = 1$), "
+                        r"$d_k = {columns}$. Left: $k_0^\top A_1 \cdots A_n k_0$ for random unit keys "
+                        r"$k_0, k_1, \dots$, mean over {texts} sequences: since the recurrence is linear in "
+                        r"$S$, it is what the read-out $S_n k_0$ keeps of $v_0$. Right: the spectrum of $A_t$ "
+                        r"at one token. The delta rule has $1 - \beta_t$ along $k_t$ and 1 on the rest; "
+                        r"with $\beta_t \in (0, 2)$ it reaches −1, the negative eigenvalues that let a linear "
+                        r"recurrence track state (Grazzi et al. 2025). RWKV-7, "
+                        r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with $a_t = 1$: "
+                        r"one eigenvalue below 0, the others between the $w_i$.").replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
         self.cards = {variant: self._card(variant) for variant in ARCHITECTURES}
         self.store.param.watch(self._draw, "arch")
         session.param.watch(self._draw_words, "level")
@@ -135,16 +162,10 @@ class ArchitecturesView(DashboardView):
                                    height=40, sizing_mode="stretch_width",
                                    stylesheets=[".bk-btn { font-size: 18px; font-weight: 700; }"])
         button.on_click(lambda _event: setattr(self.store, "arch", variant))
-        picture = MatrixPicture(_("Transition at one token"), _("to key dimension"), _("from key dimension"),
-                                D, D, width=330, height=290, value_label=_("value"))
-        picture.set_limit(1.0)                        # the same scale on every card
-        picture.show(transition_matrix(variant))
         text = pn.pane.HTML(stylesheets=[TEXT_CSS, CARD_CSS], sizing_mode="stretch_width", margin=(4, 6))
         links = pn.pane.HTML(stylesheets=[LINKS_CSS], sizing_mode="stretch_width", margin=(0, 6))
-        # the picture right under the name, so the pictures of a row line up for comparison
-        layout = pn.Column(button, pn.pane.Bokeh(picture.figure), text, links, width=370,
-                           margin=(0, 12, 12, 0), styles=dict(CARD_STYLE))
-        return {"button": button, "text": text, "links": links, "layout": layout, "picture": picture}
+        layout = pn.Column(button, text, links, width=370, margin=(0, 12, 12, 0), styles=dict(CARD_STYLE))
+        return {"button": button, "text": text, "links": links, "layout": layout}
 
     def controls(self):
         select = pn.widgets.Select.from_param(self.store.param.arch, name=_("Model in the skeleton"),
@@ -153,10 +174,13 @@ class ArchitecturesView(DashboardView):
         return [select]
 
     def __panel__(self):
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        pictures = pn.FlexBox(main(self.forgetting.figure, (0, 12, 8, 0)), main(self.eigen.figure, (0, 0, 8, 0)),
+                              sizing_mode="stretch_width")
         return pn.Column(
-            title(_("Architectures")),
+            title(_("Architectures")), point_box(self.point), pictures, self.pictures_help,
             self.intro, self.lamp, self.rule,
-            heading(_("One card per model")), self.pictures_help,
+            heading(_("One card per model")),
             pn.FlexBox(*(card["layout"] for card in self.cards.values()), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
 
@@ -170,6 +194,8 @@ class ArchitecturesView(DashboardView):
             self.rule.elementare = _(record.rule)
             self.rule.superiore = (f"{_(record.rule)} ({record.papers})\n\n{record.formula}"
                                    f"\n\n{_(record.left_out)}")      # what our tiny version leaves out
+            self.forgetting.light(arch)
+            self.eigen.light(arch)
             for variant, card in self.cards.items():
                 lit = variant == arch
                 card["button"].button_style = "solid" if lit else "outline"
@@ -180,6 +206,7 @@ class ArchitecturesView(DashboardView):
         superiore = self.session.level == "superiore"
         language, level = self.session.language, self.session.level
         with pn.io.hold():
+            self.eigen.set_level(superiore)
             for variant, card in self.cards.items():
                 card["text"].object = card_html(variant, superiore)
                 card["links"].object = links_html(variant, language, level)

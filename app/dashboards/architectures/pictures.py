@@ -1,0 +1,101 @@
+"""The architectures page's two pictures (Bokeh, drawn once per session; the lit model is thickened):
+the forgetting curves of every model on one plot, and the eigenvalues of each model's transition."""
+import numpy as np
+from bokeh.models import FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
+from bokeh.plotting import figure
+
+from app.components.curves import CurvesPicture
+from app.components.plots import LABEL_SIZE, TICK_SIZE, style_figure
+from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
+                                                forgetting_curve)
+from app.i18n import _, format_number
+from app.variants import REGISTRY, label
+
+# Okabe & Ito's colours; the family in the dash (solid: accumulates or fades, dashed: corrects), so
+# the curves still read in grey. RWKV-6 has GLA's transition: GLA's colour, dotted, on top of it.
+COLOURS = {"linear": "#000000", "retnet": "#e69f00", "mamba2": "#56b4e9", "gla": "#009e73", "rwkv6": "#009e73",
+           "mlstm": "#7b8794", "deltanet": "#0072b2", "gated_deltanet": "#d55e00", "rwkv7": "#cc79a7"}
+DASHES = {"rwkv6": "dotted"}
+THIN, THICK = 2.5, 6
+
+
+def dash(variant):
+    return DASHES.get(variant, "dashed" if REGISTRY[variant].corrects else "solid")
+
+
+class ForgettingPicture:
+    """One curve per model: the share of a pair written at token 0 that is left n tokens later."""
+
+    def __init__(self, language, width=490, height=430):
+        self.picture = CurvesPicture(_("What is left of a pair"), _("tokens after it was written"),
+                                     _("share of the pair left"), width=width, height=height,
+                                     language=language, legend_columns=3)
+        self.picture.legend.label_text_font_size = TICK_SIZE
+        self.picture.legend.spacing = 6
+        tokens = np.arange(TOKENS + 1)
+        self.lines = {}
+        for variant in ARCHITECTURES:
+            self.lines[variant] = self.picture.line(variant, color=COLOURS[variant], dash=dash(variant), width=THIN)
+            self.picture.label(variant, _(REGISTRY[variant].short), [variant])
+            self.picture.show(variant, tokens, forgetting_curve(variant))
+        self.picture.set_ranges(x=(0, TOKENS), y=(0, 1.04))
+        self.picture.figure.add_tools(HoverTool(tooltips=[(_("tokens after it was written"), "@x"),
+                                                          (_("share of the pair left"), "@y{0.000}")]))
+        self.figure = self.picture.figure
+
+    def light(self, lit):
+        for variant, renderer in self.lines.items():
+            renderer.glyph.line_width = THICK if variant == lit else THIN
+            renderer.glyph.line_alpha = 1.0 if variant == lit else 0.75
+
+
+class EigenPicture:
+    """One row per model: the eigenvalues of its transition at one token on [−1, 1] (β = 1; the delta
+    rule also at β = 2, hollow). Its words follow the level (`set_level`)."""
+
+    def __init__(self, width=460, height=430):
+        rows = [label(v) for v in reversed(ARCHITECTURES)]          # the first model at the top
+        # a row's worth of room at each end: the words under the reference lines sit in the lower one
+        self.figure = style_figure(figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
+                                          y_range=FactorRange(*rows, range_padding=0.12)), "", "")
+        self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
+        self.figure.xgrid.visible = True
+        self.figure.xgrid.grid_line_color = "#e4e7eb"
+        for at in (0.0, 1.0):
+            self.figure.add_layout(Span(location=at, dimension="height", line_color="#9aa5b1", line_width=1.5))
+        for at, text, align in ((1.0, _("keeps"), "right"), (0.0, _("erases"), "center"),
+                                (-1.0, _("flips"), "left")):
+            self.figure.add_layout(Label(x=at, y=0, y_units="screen", y_offset=3, text=text, text_align=align,
+                                         text_font_size=TICK_SIZE, text_color="#52606d"))
+        for variant in ARCHITECTURES:
+            values = eigenvalues(variant)
+            self.figure.scatter(x=values, y=[label(variant)] * len(values), size=13, color=COLOURS[variant],
+                                line_color="white", alpha=0.85)
+            if variant in WIDE:
+                wide = eigenvalues(variant, WIDE_BETA)
+                self.figure.scatter(x=wide, y=[label(variant)] * len(wide), size=15, marker="diamond",
+                                    fill_color=None, line_color=COLOURS[variant], line_width=2.5)
+        # the legend's two markers in grey: what filled and hollow mean, for every colour
+        # (a legend draws a glyph only for a renderer with data: one point each, off the x range)
+        filled = self.figure.scatter(x=[-9], y=[rows[0]], size=13, color="#52606d")
+        hollow = self.figure.scatter(x=[-9], y=[rows[0]], size=15, marker="diamond", fill_color=None,
+                                     line_color="#52606d", line_width=2.5)
+        legend = Legend(items=[LegendItem(label="β = 1", renderers=[filled]),
+                               LegendItem(label=_("β = {beta} (the delta rule's widest step)").format(
+                                   beta=format_number(WIDE_BETA)), renderers=[hollow])],
+                        orientation="horizontal", label_text_font_size=TICK_SIZE, border_line_alpha=0,
+                        padding=4, spacing=10)
+        self.figure.add_layout(legend, "below")
+        self.figure.add_tools(HoverTool(tooltips=[("λ", "$x{0.000}")]))
+        self.band = self.figure.hbar(y=[rows[-1]], height=0.9, left=-1.15, right=1.15, color="#fff3c4",
+                                     level="underlay")
+        self.words = {False: (_("What a token multiplies each direction by"), _("factor per token")),
+                      True: (_("Eigenvalues of the transition"), _("eigenvalue λ"))}
+
+    def light(self, lit):
+        self.band.data_source.data = {"y": [label(lit)]}
+
+    def set_level(self, superiore):
+        title, x_label = self.words[superiore]
+        self.figure.title.text = title
+        self.figure.xaxis.axis_label = x_label

@@ -1,0 +1,50 @@
+"""The point of a page on the first screen of a classroom projector (1366×768), sidebar open: its main
+pictures (`.main-picture`) and the sentence that says what to notice (`.point`) inside the window,
+and no sideways scrolling. Used by the pages' UI tests."""
+PROJECTOR = {"width": 1366, "height": 768}
+WIDE = {"width": 1920, "height": 1080}
+
+
+def inside(box, width, height):
+    return box is not None and box["x"] >= 0 and box["y"] >= 0 and box["x"] + box["width"] <= width + 0.5 \
+        and box["y"] + box["height"] <= height + 0.5
+
+
+def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
+    """Open `path` in both languages and levels; `pictures`: how many `.main-picture` it must show.
+    Returns a list of problems (empty: all good)."""
+    problems = []
+    for lang in ("it", "en"):
+        context = chromium.new_context(viewport=viewport, locale=lang)
+        page = context.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            for level in ("elementare", "superiore"):
+                where = f"{lang}/{level}"
+                page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
+                page.locator('nav a[aria-current="page"]').wait_for(timeout=30_000)
+                page.locator(".main-picture .bk-Figure").nth(pictures - 1).wait_for(timeout=30_000)
+                page.locator(".point").first.wait_for(timeout=10_000)
+                page.wait_for_timeout(500)                        # the last layout pass
+                if not page.locator("#sidebar").first.is_visible():
+                    problems.append(f"{where}: the sidebar is closed")
+                size = page.evaluate("[innerWidth, innerHeight, document.scrollingElement.scrollWidth]")
+                width, height, scroll_width = size
+                if scroll_width > width:
+                    problems.append(f"{where}: scrolls sideways ({scroll_width} > {width})")
+                shown = page.locator(".main-picture")
+                if shown.count() != pictures:
+                    problems.append(f"{where}: {shown.count()} main pictures, not {pictures}")
+                for i in range(shown.count()):
+                    box = shown.nth(i).bounding_box()
+                    if not inside(box, width, height):
+                        problems.append(f"{where}: main picture {i} at {box}, outside {width}×{height}")
+                box = page.locator(".point").first.bounding_box()
+                if not inside(box, width, height):
+                    problems.append(f"{where}: the point at {box}, outside {width}×{height}")
+        finally:
+            context.close()
+    if errors:
+        problems.append(f"page errors: {errors}")
+    return problems
