@@ -62,10 +62,10 @@ def test_key_value_and_query_are_defined_on_the_first_page(lang):
     with language(lang):
         view = TwoBillsView(store=GenerationStore(tokens=16, heads=1, dim=16), session=Session(language=lang))
     plain = view.intro.elementare
-    terms = {"it": ("**etichetta** (la chiave)", "**informazione** (il valore)", "**domanda** (la query)",
-                    "**archivio di appunti** (la cache KV)", "**riassunto**"),
-             "en": ("**label** (the key)", "**information** (the value)", "**question** (the query)",
-                    "**notebook of notes** (the KV cache)", "**summary**")}[lang]
+    terms = {"it": ("**etichetta** (chiave)", "**informazione** (valore)", "**domanda** (query)",
+                    "**archivio di appunti** (cache KV)", "**riassunto** (stato)"),
+             "en": ("**label** (key)", "**information** (value)", "**question** (query)",
+                    "**notebook of notes** (KV cache)", "**summary** (state)")}[lang]
     assert all(term in plain for term in terms), plain
 
 

@@ -39,15 +39,12 @@ class TwoBillsView(DashboardView):
         self.papers = papers(session)
         self.intro = Explanation(
             session,
-            elementare=_("Softmax attention pays two bills. **Work**: to read a text, it compares every word "
-                         "(token) with every word before it. **Memory**: every word it reads leaves two notes in "
-                         "its **notebook of notes** (the KV cache): a **label** (the key), which says what the "
-                         "word is about, and a piece of **information** (the value), what it has to say. When a "
-                         "later word asks a **question** (the query), the question is compared with every label, "
-                         "and the information under the labels that fit best makes the answer. The notebook never "
-                         "throws a note away. A model with a fixed-size **summary** (the state) pays a fixed "
-                         "amount instead. Below, one layer of each kind generates the same words, one at a time; "
-                         "further down, the same bills for real models."),
+            elementare=_("Softmax attention pays two bills. **Work**: it compares every word (token) with every "
+                         "word before it. **Memory**: each word leaves two notes in its **notebook of notes** (KV "
+                         "cache): a **label** (key), what the word is about, and a piece of **information** "
+                         "(value), what it says. A later word's **question** (query) is compared with every label, "
+                         "and the information under the labels that fit best makes the answer. No note is ever "
+                         "thrown away. A model with a fixed-size **summary** (state) pays a fixed amount instead."),
             superiore=_("Softmax attention pays two bills. **Work**: a prompt of $n$ tokens costs $O(n^2 d)$ per "
                         "layer, since every query meets every key. **Memory**: to generate token $t$ it reads a "
                         "KV cache of $t$ keys and $t$ values, which grows as $O(t)$ and is never freed. A "
