@@ -7,7 +7,9 @@ A sequence is a list of tokens in a tiny grammar, one token per step:
     ·          wait    nothing written, nothing read: only the transition acts (time passes)
 
 A trained model learns its keys, values and queries; here each word gets a fixed random unit vector
-per role and head (seeded, `embedding`), with d_k = d_v = 16, and the gates come from the two knobs
+per role and head (seeded, `embedding`), with d_k = d_v = 16, or (keys="perpendicular") each name
+its own column of the key space, in order of first appearance, so that the 17th name has to share a
+column with the first (`key_columns`). The gates come from the two knobs
 (forget α, correct β) through the one gate recipe, `engine.gates.make_gates`, with each variant's
 default knobs from its record in `app.variants`. A write token also queries its own key, so the
 read-out shows what the memory says about that key right after writing it.
@@ -33,6 +35,7 @@ MAX_TOKENS = 40
 MAX_CHARS = 300
 MAX_HEADS = 4
 WAIT = "·"
+KEYS = ("perpendicular", "random")
 
 SCALE = {"softmax": 8.0}      # query scale: 1 reads a stored unit key back exactly; softmax needs a sharp one
 
@@ -127,6 +130,16 @@ def embedding(word, role, head, seed):
     return vector / np.linalg.norm(vector)
 
 
+def key_columns(tokens):
+    """Perpendicular keys: name → its column of the key space, in order of first appearance; past
+    D_K names the columns come round again (name 17 shares column 0 with name 1)."""
+    columns = {}
+    for token in tokens:
+        if token.key is not None and token.key not in columns:
+            columns[token.key] = len(columns) % D_K
+    return columns
+
+
 @dataclass
 class Run:
     """One variant run over one sequence: the engine's records and what the memory answered."""
@@ -135,15 +148,21 @@ class Run:
     records: list           # engine.stepping.StepRecord per token
     answers: list           # per token: (answer or None, similarity, expected or None)
     candidates: list        # the values the read-out is decoded against
+    columns: dict | None = None     # perpendicular keys: name → key column (None: random keys)
 
 
-def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0):
+def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, keys="random"):
     """Run `variant` over `tokens` with the engine's recurrent stepper; returns a `Run`.
-    alpha, beta: the knobs (None: the variant's defaults)."""
+    alpha, beta: the knobs (None: the variant's defaults); keys: "random" or "perpendicular"."""
     if variant not in REGISTRY:
         raise ValueError(f"unknown variant {variant!r}")
     if not tokens:
         raise ValueError("no tokens to run")
+    if keys not in KEYS:
+        raise ValueError(f"keys must be one of {KEYS}, not {keys!r}")
+    columns = key_columns(tokens) if keys == "perpendicular" else None
+    key_of = (lambda word, h: np.eye(D_K)[columns[word]]) if columns is not None \
+        else (lambda word, h: embedding(word, "key", h, seed))
     alpha = REGISTRY[variant].alpha if alpha is None else alpha
     beta = REGISTRY[variant].beta if beta is None else beta
     T = len(tokens)
@@ -153,14 +172,14 @@ def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0):
     for t, token in enumerate(tokens):
         for h in range(heads):
             if token.key is not None:
-                q[0, t, h] = torch.from_numpy(embedding(token.key, "key", h, seed))
+                q[0, t, h] = torch.from_numpy(key_of(token.key, h))
             if token.kind == "write":
-                k[0, t, h] = torch.from_numpy(embedding(token.key, "key", h, seed))
+                k[0, t, h] = torch.from_numpy(key_of(token.key, h))
                 v[0, t, h] = torch.from_numpy(embedding(token.value, "value", h, seed))
     _o, _state, records = run(variant, q, k, v, scale=SCALE.get(variant, 1.0),
                               **make_gates(variant, (1, T, heads, D_K), alpha=alpha, beta=beta, keys=k))
     candidates = sorted({t.value for t in tokens if t.kind == "write"})
-    return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates)
+    return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates, columns)
 
 
 def _answers(tokens, records, candidates, heads, seed):

@@ -23,8 +23,10 @@ class Session(param.Parameterized):
     level = param.Selector(default="elementare", objects=list(LEVELS),
                            doc="elementare: plain words; superiore: formulas and paper names")
     notices = param.List(default=[], doc="(source, message) pairs shown at the top of the page")
+    present = param.Boolean(default=False, doc="presenter mode: sidebar closed, larger type")
 
     URL = {"language": "lang", "level": "level"}
+    READ_ONLY_URL = {"present": "present"}        # read from the link, never written into it
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -40,7 +42,7 @@ class Session(param.Parameterized):
         headers = pn.state.headers or {}
         language = negotiate(headers.get("Accept-Language", ""))
         set_language(language, doc)               # notices about bad URL values are translated too
-        values, notices = read_query(cls, cls.URL, args)
+        values, notices = read_query(cls, {**cls.URL, **cls.READ_ONLY_URL}, args)
         values.setdefault("language", language)
         set_language(values["language"], doc)
         session = cls(notices=[("url", n) for n in notices], **values)

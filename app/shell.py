@@ -29,7 +29,26 @@ nav a[aria-current="page"] .soon { color: #d9e2ec; }
 NOTICE_CSS = """
 :host { width: 100%; }
 div.notice { background: #fff8e1; border-left: 6px solid #f0b429; padding: 8px 12px; margin: 0 0 6px 0;
-             font-size: 16px; color: #3e2c00; border-radius: 4px; }
+             font-size: calc(16px * var(--lineare-scale, 1)); color: #3e2c00; border-radius: 4px; }
+"""
+# the sidebar's toggle (☰) folds it away and gives its width back to the page
+SHELL_CSS = """
+#sidebar.collapse:not(.show) { display: none; }
+"""
+# presenter mode: the sidebar starts folded and the texts are a quarter larger (a projector at the back of a
+# classroom; our stylesheets scale their type by --lineare-scale); the ☰ button still opens the sidebar
+PRESENT_CSS = SHELL_CSS + """
+:root { --lineare-scale: 1.25; }
+"""
+# presenter mode on or off: the same page reloaded with ?present= changed; full screen: the browser's own
+_TOGGLE_PRESENTER = """
+const url = new URL(window.location.href);
+url.searchParams.set("present", present ? "0" : "1");
+window.location.assign(url.toString());
+"""
+_TOGGLE_FULL_SCREEN = """
+if (document.fullscreenElement) { document.exitFullscreen(); }
+else { document.documentElement.requestFullscreen(); }
 """
 LANGUAGE_NAMES = {"it": "Italiano", "en": "English"}     # each in its own language: not translated
 
@@ -60,7 +79,9 @@ def shell(session, slug, content: Page):
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
     template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
-                                             collapsed_sidebar=False)
+                                             collapsed_sidebar=session.present)
+    template.config.raw_css.append(PRESENT_CSS if session.present else SHELL_CSS)
+    template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
                                            value=LANGUAGE_NAMES[session.language], name=_("Language"),
@@ -91,6 +112,17 @@ def shell(session, slug, content: Page):
     return template
 
 
+def presenter_buttons(session):
+    """Two header buttons that work in the browser alone: presenter mode on or off, and full screen."""
+    words = _("Leave presenter mode") if session.present else _("Presenter mode")
+    presenter = pn.widgets.Button(name=words, button_type="light", button_style="outline", margin=(0, 6))
+    presenter.js_on_click(args={"present": session.present}, code=_TOGGLE_PRESENTER)
+    full_screen = pn.widgets.Button(name=_("Full screen"), button_type="light", button_style="outline",
+                                    margin=(0, 6))
+    full_screen.js_on_click(code=_TOGGLE_FULL_SCREEN)
+    return pn.Row(presenter, full_screen, margin=0)
+
+
 def without_doc_tooltips(session, parts):
     """`from_param` turns a parameter's doc (a note for developers, in English) into a "?" tooltip:
     drop those, anywhere on the page, and keep the tooltips a dashboard wrote itself (translated)."""
@@ -104,7 +136,7 @@ def without_doc_tooltips(session, parts):
 
 
 def navigation(session, current):
-    query = f"?lang={session.language}&level={session.level}"
+    query = f"?lang={session.language}&level={session.level}" + ("&present=1" if session.present else "")
     items = [("./" + query, _("Home"), current is None, False)]
     for dashboard in DASHBOARDS:
         items.append((f"./{dashboard.slug}{query}", _(dashboard.title), current == dashboard.slug,

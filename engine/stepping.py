@@ -37,6 +37,7 @@ class StepRecord:
     state_bytes: int                       # bytes of the fixed-size state (0 for softmax)
     kv_cache_bytes: int                    # bytes of the KV cache (softmax only; grows every token)
     extras: dict = field(default_factory=dict)
+    key: np.ndarray | None = None          # k_t [B,H,d_k] (what the delta rule's transition depends on)
 
 
 def init_state(variant, *, batch=1, heads=1, d_k, d_v, dtype=torch.float32, device="cpu", normalize=False):
@@ -125,7 +126,32 @@ def _record(variant, before, after, o, write, prediction, k, v, q_scaled, gates)
         state_bytes=0 if is_cache else state_bytes(after),
         kv_cache_bytes=state_bytes(after) if is_cache else 0,
         extras=extras,
+        key=numpy(k),
     )
+
+
+def transition(record):
+    """The matrix A_t of S_t = S_{t-1} A_t + write, [B,H,d_k,d_k] (None for softmax, which keeps a cache).
+
+    Diagonal for the decays (α I, diag(w)); the delta rule multiplies by I − β k kᵀ, which keeps every
+    direction but k and scales k by 1 − β; RWKV-7 adds a bᵀ to diag(w) (Peng et al. 2025). mLSTM: the
+    forget gate f (its stabilized form rescales the state too, which is not a transition of S)."""
+    if record.state is None:
+        return None
+    B, H, _d_v, d_k = record.state.shape
+    eye = np.eye(d_k)
+    decay = np.ones((B, H)) if record.decay is None else record.decay.astype(np.float64)
+    if decay.ndim == 2:                                                   # a scalar per head
+        A = decay[..., None, None] * eye                                  # [B,H,d_k,d_k]
+    else:                                                                 # one per key channel
+        A = decay[..., None, :] * eye
+    if record.variant in ("deltanet", "gated_deltanet"):
+        k = record.key.astype(np.float64)                                 # [B,H,d_k]
+        beta = record.beta.astype(np.float64)[..., None, None]
+        A = A @ (eye - beta * k[..., :, None] * k[..., None, :])
+    elif record.variant == "rwkv7":
+        A = A + record.a[..., :, None].astype(np.float64) * record.b[..., None, :]
+    return A
 
 
 

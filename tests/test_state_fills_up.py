@@ -28,7 +28,13 @@ def test_a_head_frame_is_the_records_own(variant):
             np.testing.assert_array_equal(frame.write, record.write[0, head])
             np.testing.assert_array_equal(frame.output, record.output[0, head][None, :])
             assert frame.kept.shape == (mechanism.D_K,) and frame.cache is None
-            assert np.all(frame.kept < 1) if REGISTRY[variant].forgets else np.all(frame.kept == 1)
+            before = records[t - 1].state[0, head] if t else 0
+            np.testing.assert_allclose(frame.change, record.state[0, head] - before, atol=1e-12)
+            np.testing.assert_allclose(frame.removed + frame.write, frame.change, atol=1e-12)
+            if REGISTRY[variant].corrects:          # the transition's eigenvalues, smallest first
+                assert np.all(np.diff(frame.kept) >= 0) and np.all(frame.kept <= 1 + 1e-9)
+            else:
+                assert np.all(frame.kept < 1) if REGISTRY[variant].forgets else np.all(frame.kept == 1)
             assert (frame.correction is not None) == REGISTRY[variant].corrects
             assert (frame.beta is not None) == REGISTRY[variant].corrects
 
@@ -58,3 +64,51 @@ def test_colour_ranges_are_fixed_per_run():
     assert store.limits == limits_of(store.result.records) and store.limits["state"] == pytest.approx(peak)
     store.variant = "gla"
     assert store.limits == limits_of(store.result.records)
+
+
+@pytest.mark.parametrize("variant,beta", [("deltanet", 0.6), ("gated_deltanet", 0.6), ("deltanet", 1.0)])
+def test_the_correction_erases_along_the_key_only(variant, beta):
+    # a write with a unit key: one direction kept α(1 − β), every other kept α; nothing asked: all α
+    store = StateStore(variant=variant, beta=beta, alpha=0.8, preset="overwrite")
+    records, tokens = store.result.records, store.result.tokens
+    alpha = 0.8 if REGISTRY[variant].forgets else 1.0
+    for t, token in enumerate(tokens):
+        kept = head_frame(variant, records, 0, t).kept
+        if token.kind == "write":
+            np.testing.assert_allclose(kept, [alpha * (1 - beta)] + [alpha] * (mechanism.D_K - 1), atol=1e-9)
+        else:
+            np.testing.assert_allclose(kept, alpha, atol=1e-9)
+
+
+def test_perpendicular_keys_give_each_name_a_column_until_they_run_out():
+    store = StateStore(variant="linear", preset="crowd")            # 24 names for 16 columns
+    result = store.result
+    assert store.keys == "perpendicular" and result.columns["Anna"] == 0 and result.columns["Zeno"] == 2
+    answers = {token.key: answer for token, answer in zip(result.tokens, result.answers) if token.kind == "ask"}
+    # names 17–24 share the columns of names 1–8, and the sum rule reads back both numbers of a shared
+    # column mixed (cosine about 1/√2 with each); a column of its own reads back its number exactly
+    shared = [name for name, column in result.columns.items() if list(result.columns.values()).count(column) > 1]
+    assert len(shared) == 16
+    for name, (answer, similarity, expected) in answers.items():
+        if name in shared:
+            assert similarity < 0.95, name
+        else:
+            assert answer == expected and similarity > 0.999, name
+    alone = StateStore(variant="linear", preset="phonebook").result
+    assert all(a == e for (a, _s, e), tok in zip(alone.answers, alone.tokens) if tok.kind == "ask")
+    random = StateStore(variant="linear", preset="crowd", keys="random").result
+    assert random.columns is None
+
+
+def test_step_captions_follow_the_tokens():
+    from app.dashboards.state_fills_up.texts import column_gauge, step_caption
+
+    store = StateStore(variant="deltanet", preset="crowd")
+    result = store.result
+    zeno = [t.key for t in result.tokens].index("Zeno")
+    assert "Zeno" in step_caption(result, zeno) and "Carla" in step_caption(result, zeno)   # column 3 taken
+    assert "free: 0 of 16" in column_gauge(result, zeno) and 'class="col shared"' in column_gauge(result, zeno)
+    assert "free: 16 of 16" not in column_gauge(result, 0) and "free: 15 of 16" in column_gauge(result, 0)
+    ask = next(t for t, token in enumerate(result.tokens) if token.kind == "ask")
+    answer, _similarity, expected = result.answers[ask]
+    assert str(answer) in step_caption(result, ask) and result.tokens[ask].key in step_caption(result, ask)

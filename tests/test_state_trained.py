@@ -96,7 +96,7 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     frames = np.cumsum(steps, axis=0) % 256                             # … added up, as the browser does
     assert len(frames) == 64
     np.testing.assert_array_equal(frames[20], quantize(store.trained.layers[1][20].state[0, 0], picture.scale.high))
-    assert {"state", "write", "transition", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
+    assert {"state", "change", "spectrum", "removed", "write", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
     store.layer = "both"
     assert [l for l, _panel in view.shown_panels] == [0, 1]
     frames = np.cumsum(np.stack(picture.source.data["image"]).astype(np.int64), axis=0) % 256

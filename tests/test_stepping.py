@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from engine.ops import forward
-from engine.stepping import StepRecord, init_state, run, step
+from engine.stepping import StepRecord, init_state, run, step, transition
 from inputs import VARIANTS, make_inputs, rel_rms
 
 
@@ -84,3 +84,22 @@ def test_step_rejects_bad_input():
         step("gla", torch.zeros(1, 2, 4, 4), q, k, v, g=-torch.rand(1, 2, 4))
     with pytest.raises(ValueError, match="unknown variant"):
         step("gru", state, q, k, v)
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v not in ("softmax", "mlstm")])
+def test_transition_and_write_rebuild_every_state(variant):
+    # S_t = S_{t-1} A_t + write_t, with A_t from the record alone, on strong gates and an odd length
+    q, k, v, gates = make_inputs(variant, B=2, T=7, H=3, strong=True)
+    _o, _s, records = run(variant, q, k, v, **gates)
+    previous = np.zeros_like(records[0].state)
+    for record in records:
+        A = transition(record)                                                  # [B,H,d_k,d_k]
+        np.testing.assert_allclose(previous @ A + record.write, record.state, atol=1e-10)
+        previous = record.state
+    if variant in ("deltanet", "gated_deltanet"):      # k scaled by α(1 − β|k|²), directions ⟂ k by α
+        record = records[-1]
+        k_t, beta = record.key[0, 0], float(record.beta[0, 0])
+        alpha = 1.0 if record.decay is None else float(record.decay[0, 0])
+        np.testing.assert_allclose(k_t @ A[0, 0], alpha * (1 - beta * (k_t @ k_t)) * k_t, atol=1e-10)
+        across = np.linalg.svd(k_t[None, :])[2][1]                         # a unit vector ⟂ k
+        np.testing.assert_allclose(across @ A[0, 0], alpha * across, atol=1e-10)

@@ -24,7 +24,7 @@ from bokeh.models import (BasicTicker, CDSView, ColorBar, ColumnDataSource, Cust
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
-TITLE_SIZE = "16pt"
+TITLE_SIZE = "14pt"         # a title must fit over a 280-px picture, in Italian too
 LABEL_SIZE = "13pt"
 TICK_SIZE = "11pt"
 EMPTY = "#c9d1db"        # cells that hold nothing yet (a KV cache not filled up to there)

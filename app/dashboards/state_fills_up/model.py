@@ -13,6 +13,7 @@ import param
 from app import mechanism
 from app.checkpoints import load_model, path_of, step_through
 from app.variants import REGISTRY
+from engine.stepping import transition
 from engine.tasks import IGNORE, mqar
 
 MODES = ("mechanism", "trained")
@@ -36,8 +37,14 @@ def limits_of(records, quantile=100.0):
         values = [np.abs(getattr(r, n)).ravel() for r in records for n in names if getattr(r, n) is not None]
         return float(np.percentile(np.concatenate(values), quantile)) if values else 1.0
 
-    return {"state": peak("state"), "write": peak("write"), "output": peak("output"), "target": peak("target"),
-            "delta": peak("prediction", "target", "error")}
+    states = [r.state for r in records if r.state is not None]
+    update = peak("write")
+    if states:                        # the whole change of each step and its transition part share one range
+        change = np.diff(np.stack([np.zeros_like(states[0]), *states]), axis=0)                # [T, B,H,d_v,d_k]
+        removed = change - np.stack([r.write for r in records])
+        update = max(update, *(float(np.percentile(np.abs(x), quantile)) for x in (change, removed)))
+    return {"state": peak("state"), "write": peak("write"), "update": update, "output": peak("output"),
+            "target": peak("target"), "delta": peak("prediction", "target", "error")}
 
 
 @dataclass
@@ -46,7 +53,9 @@ class HeadFrame:
     output: np.ndarray                        # the read-out o_t [1, d_v]
     state: np.ndarray | None = None           # S_t [d_v, d_k]
     write: np.ndarray | None = None           # what the token writes [d_v, d_k]
-    kept: np.ndarray | None = None            # share of each key column the transition keeps [d_k]
+    change: np.ndarray | None = None          # the whole update S_t − S_{t-1} [d_v, d_k]
+    removed: np.ndarray | None = None         # what the transition took away: change − write [d_v, d_k]
+    kept: np.ndarray | None = None            # what the transition keeps of each direction [d_k] (see below)
     beta: float | None = None                 # the delta rule's step (None: the variant has none)
     correction: np.ndarray | None = None      # prediction, target, error [3, d_v] (the correcting variants)
     cache: np.ndarray | None = None           # softmax: the cached values v_i, NaN after t [T, d_v]
@@ -65,8 +74,16 @@ def head_frame(variant, records, head, t):
         frame.attention[:t + 1] = record.extras["attention"][0, head]
         return frame
     frame.state, frame.write = record.state[0, head], record.write[0, head]                    # [d_v, d_k]
+    before = records[t - 1].state[0, head] if t > 0 else np.zeros_like(frame.state)
+    frame.change = frame.state - before
+    frame.removed = frame.change - frame.write
     d_k = frame.state.shape[-1]
-    if record.decay is None:
+    if REGISTRY[variant].corrects:
+        # the delta rule's transition is not diagonal: what it keeps, direction by direction, is its
+        # eigenvalues (1 − β along k, the decay elsewhere), smallest first
+        A = transition(record)[0, head]                                                         # [d_k, d_k]
+        frame.kept = np.sort(np.linalg.eigvals(A).real)
+    elif record.decay is None:
         frame.kept = np.ones(d_k)
     else:                                                        # a scalar or one per channel → [d_k]
         frame.kept = np.broadcast_to(np.asarray(record.decay[0, head], dtype=float), (d_k,))
@@ -164,6 +181,8 @@ class StateStore(param.Parameterized):
                          doc="forget gate: fraction kept per step")
     beta = param.Number(default=REGISTRY[DEFAULT_VARIANT].beta, bounds=(0.0, 1.0), doc="delta rule step size")
     seed = param.Integer(default=0, bounds=(0, 9999), doc="seed of the random token vectors")
+    keys = param.Selector(default="perpendicular", objects=list(mechanism.KEYS),
+                          doc="mechanism mode: one key column per name, or random unit keys")
 
     result = param.Parameter(default=None, doc="mechanism mode: the latest mechanism.Run (read-only for views)")
     limits = param.Dict(default={}, doc="mechanism mode: the colour ranges of `result` (limits_of)")
@@ -173,7 +192,7 @@ class StateStore(param.Parameterized):
 
     URL = {"mode": "mode", "variant": "variant", "layer": "layer", "source": "source", "preset": "preset",
            "pairs": "pairs", "example": "example", "text": "text", "heads": "heads", "alpha": "alpha",
-           "beta": "beta", "seed": "seed"}
+           "beta": "beta", "seed": "seed", "keys": "keys"}
     INPUTS = [name for name in URL if name != "layer"]          # the layer only changes what is drawn
 
     def __init__(self, **params):
@@ -221,7 +240,7 @@ class StateStore(param.Parameterized):
             return
         tokens, problems = self.tokens()
         result = mechanism.run_sequence(self.variant, tokens, heads=self.heads, alpha=self.alpha,
-                                        beta=self.beta, seed=self.seed)
+                                        beta=self.beta, seed=self.seed, keys=self.keys)
         self.param.update(problems=problems, result=result, limits=limits_of(result.records))
 
     def _compute_trained(self):

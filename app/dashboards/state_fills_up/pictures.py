@@ -49,7 +49,7 @@ class HeadPanel:
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
         self.cards, self.pictures, self.notes = {}, {}, []
-        self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=360)      # mechanism mode
+        self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=310)      # mechanism mode
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
 
     def _make(self, name):
@@ -58,7 +58,7 @@ class HeadPanel:
         if name == "state":
             title = _("Head {n}: memory S").format(n=number) if self.name is None \
                 else _("{name}: memory S").format(name=self.name)
-            return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=380, height=350),
+            return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=320, height=290),
                     _("The memory is a grid of 16 × 16 numbers. Every pair that is stored adds its own "
                       "pattern; the grid never grows, it only gets more crowded."),
                     _("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$, here $16 \\times 16$: its size does "
@@ -68,41 +68,65 @@ class HeadPanel:
             title = _("Head {n}: value cache").format(n=number) if self.name is None \
                 else _("{name}: value cache").format(name=self.name)
             return (MatrixPicture(title, _("value dimension"), _("position in the sequence"), 1, d_v,
-                                  width=380, height=350),
+                                  width=320, height=290),
                     _("Softmax attention keeps no grid: it keeps every token, one row each. The list grows "
                       "with every token and nothing is ever freed."),
                     _("The KV cache holds $k_i, v_i$ for every past token $i \\le t$; it grows as $O(t)$. "
                       "Shown: the values $v_i$, one row per token."))
+        if name == "change":
+            return (MatrixPicture(_("What changes now"), _("key dimension"), _("value dimension"),
+                                  d_v, d_k, width=300, height=290),
+                    _("Everything this token changes in the memory: what it writes, minus what fades or is "
+                      "erased. A question or a pause changes nothing, unless the memory forgets."),
+                    _("The whole update $\\Delta S_t = S_t - S_{t-1} = S_{t-1}(A_t - I) + $ write, with $A_t$ "
+                      "the transition; for the delta rule $\\beta_t (v_t - S_{t-1} k_t) k_t^\\top$ (times the "
+                      "decay for the gated one)."))
+        if name == "removed":
+            return (MatrixPicture(_("What fades or is erased"), _("key dimension"), _("value dimension"),
+                                  d_v, d_k, width=300, height=270),
+                    _("What the memory loses at this step, before the new write: a forgetting gate fades "
+                      "everything a little; the correction erases what was stored under this name."),
+                    _("$S_{t-1}(A_t - I)$: the transition's share of the update; for the delta rule "
+                      "$-\\beta_t S_{t-1} k_t k_t^\\top$, the old value read along $k_t$ and taken out."))
+        if name == "spectrum":
+            return (BarsPicture(_("What the memory keeps"), _("direction, smallest first"), _("kept"), d_k,
+                                y_range=(-0.05, 1.05), width=320, height=270),
+                    _("How much of each direction the memory keeps at this step: 1 keeps it, 0 erases it. "
+                      "The correction erases along this token's name only: one bar drops to 1 − β, "
+                      "the others stay where the forgetting puts them."),
+                    _("The eigenvalues of the transition $A_t$ (smallest first): $\\alpha_t(1 - \\beta_t)$ "
+                      "along $k_t$ and $\\alpha_t$ on the directions orthogonal to it ($\\alpha_t = 1$ for "
+                      "DeltaNet); RWKV-7: the eigenvalues of $\\mathrm{diag}(w_t) + a_t b_t^\\top$."))
         if name == "write":
             return (MatrixPicture(_("What this token writes"), _("key dimension"), _("value dimension"),
-                                  d_v, d_k, width=330, height=310),
+                                  d_v, d_k, width=300, height=270),
                     _("What this token adds to the memory: the number's pattern spread along the name's "
                       "pattern. Tokens that only ask or wait add nothing."),
                     _("The write term $v_t k_t^\\top$ (delta family: $\\beta_t v_t k_t^\\top$), an outer "
                       "product of rank one."))
         if name == "transition":
             return (BarsPicture(_("What each column keeps"), _("key dimension"), _("kept"), d_k,
-                                width=340, height=310),
+                                width=300, height=270),
                     _("Before the new write, how much of each column the memory keeps: 1 keeps everything, "
                       "0 forgets it."),
                     _("The decay of the transition, per key channel: $\\alpha_t$ (a scalar gate gives the "
                       "same bar everywhere; linear attention and DeltaNet keep $1$)."))
         if name == "attention":
             return (BarsPicture(_("Where the question looks"), _("position in the sequence"),
-                                _("attention weight"), 1, width=330, height=310, color="#b35806"),
+                                _("attention weight"), 1, width=300, height=290, color="#b35806"),
                     _("How much the question looks at each stored token. A single tall bar means it found "
                       "its name."),
                     _("The attention weights $\\mathrm{softmax}_i(q_t^\\top k_i)$ over the cache; the answer "
                       "is $o_t = \\sum_i a_{t,i} v_i$."))
         if name == "delta":
             return (RowsPicture(_("Correction"), _("value dimension"),
-                                [_("prediction"), _("target"), _("error")], d_v, width=360, height=230),
+                                [_("prediction"), _("target"), _("error")], d_v, width=330, height=200),
                     _("Before writing, the model asks its memory what it already knows about this name "
                       "(prediction), compares it with the number to store (target) and writes only the "
                       "difference (error)."),
                     _("The delta rule: $e_t = v_t - S_{t-1} k_t$ and $S_t = S_{t-1} + \\beta_t e_t k_t^\\top$, "
                       "one gradient step on $\\tfrac12 \\lVert S k_t - v_t \\rVert^2$."))
-        return (RowsPicture(_("Read-out"), _("value dimension"), [_("answer")], d_v, width=360, height=150),
+        return (RowsPicture(_("Read-out"), _("value dimension"), [_("answer")], d_v, width=320, height=140),
                 _("To answer, the model looks into the memory with the name it is asked about. What comes "
                   "out is compared with every stored number: the closest one is the answer."),
                 _("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum of "
@@ -118,14 +142,14 @@ class HeadPanel:
             parts = [pn.pane.Bokeh(picture.figure)]
             if name == "readout" and self.name is None:
                 parts.append(self.answer)
+            width = picture.figure.width + 10
             if self.explain:
-                note = pn.Column(Explanation(self.session, elementare=plain, superiore=formulas, width=360),
+                note = pn.Column(Explanation(self.session, elementare=plain, superiore=formulas, width=width - 10),
                                  margin=0)
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
-            self.cards[name] = pn.Column(*parts, width=400 if name in ("state", "cache") else 370,
-                                         margin=(0, 8, 12, 0))
+            self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0))
         return self.cards[name]
 
     def show_notes(self, shown):
@@ -136,7 +160,14 @@ class HeadPanel:
         """Choose the cards for `variant` and size them for a run of `length` tokens."""
         record = REGISTRY[variant]
         if record.fixed_state:
-            names = ["state", "write", "transition"] + (["delta"] if record.corrects else []) + ["readout"]
+            # first row: the memory, its whole change and the answer; then how the change is made
+            names = ["state", "change", "readout"]
+            if record.corrects:
+                names += ["spectrum", "removed", "write", "delta"]
+            elif record.forgets:
+                names += ["transition", "removed", "write"]
+            else:                                     # nothing fades: the change is the write
+                names += ["transition"]
         else:
             names = ["cache", "attention", "readout"]
         cards = [self.card(n) for n in names]
@@ -155,9 +186,14 @@ class HeadPanel:
             p["attention"].show_frames(stack("attention"), t)
         else:
             p["state"].show_frames(stack("state"), limits["state"], t)
-            p["write"].show_frames(stack("write"), limits["write"], t)
+            p["change"].show_frames(stack("change"), limits["update"], t)
             betas = ["" if f.beta is None else f"β = {format_number(f.beta, 2)}" for f in frames]
-            p["transition"].show_frames(stack("kept"), t, subtitles=betas)
+            shown = {n for n, card in self.cards.items() if card in self.layout.objects}
+            for name in ("write", "removed"):
+                if name in shown:
+                    p[name].show_frames(stack(name), limits["update"], t)
+            bars = "spectrum" if "spectrum" in shown else "transition"
+            p[bars].show_frames(stack("kept"), t, subtitles=betas)
         if first.correction is not None:
             p["delta"].show_frames(stack("correction"), limits["delta"], t)
         p["readout"].show_frames(stack("output"), limits["output"], t)

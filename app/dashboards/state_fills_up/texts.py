@@ -7,32 +7,47 @@ token (`data-step`), and an answer shows once its token is reached.
 """
 import html
 
+from app import mechanism
 from app.checkpoints import path_of
 from app.dashboards.state_fills_up.model import TRAINED_LENGTH, token_label
 from app.i18n import N_, _, format_number
 from app.variants import REGISTRY
 
+LONG_STRIP = 12
 STRIP_CSS = """
 :host { width: 100%; }
-.strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: 18px; }
+.strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 4px 8px 2px 8px; min-width: 34px;
        text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
-.tok .answer { display: block; font-size: 13px; font-family: sans-serif; min-height: 17px; color: #52606d; }
+.tok .answer { display: block; font-size: calc(13px * var(--lineare-scale, 1)); font-family: sans-serif; min-height: 17px; color: #52606d; }
 .tok.ask { border-style: dashed; }
 .tok.future { opacity: 0.35; }
 .tok.future .answer > span { visibility: hidden; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 .ok { color: #1a7f37; font-weight: 700; }
 .bad { color: #b42318; font-weight: 700; }
-.strip.compact { gap: 4px; font-size: 16px; }
+.strip.long { gap: 4px; font-size: calc(14px * var(--lineare-scale, 1)); }
+.strip.long .tok { padding: 2px 4px 1px 4px; min-width: 24px; border-radius: 6px; }
+.strip.long .tok .answer { font-size: calc(12px * var(--lineare-scale, 1)); min-height: 15px; }
+.strip.compact { gap: 4px; font-size: calc(16px * var(--lineare-scale, 1)); }
 .strip.compact .tok { padding: 3px 4px 1px 4px; min-width: 30px; }
 .strip.compact .tok.ask { border-color: #1d4f7a; }
 .strip.compact .tok.value:not(.current) { background: #eef4fb; }
 .strip.compact .tok.filler { color: #9aa5b1; }
 """
+GAUGE_CSS = """
+.gauge { display: inline-flex; gap: 2px; vertical-align: middle; margin-left: 12px; }
+.gauge .col { display: inline-block; width: 10px; height: 16px; border: 1px solid #7b8794; border-radius: 2px; }
+.gauge .col.used { background: #1d4f7a; border-color: #1d4f7a; }
+.gauge .col.shared { background: #b42318; border-color: #b42318; }
+"""
+CAPTION_CSS = """
+:host { font-size: calc(18px * var(--lineare-scale, 1)); }
+p { margin: 2px 0; }
+"""
 ANSWER_CSS = """
-:host { font-size: 18px; }
-.big { font-size: 26px; font-weight: 700; }
+:host { font-size: calc(18px * var(--lineare-scale, 1)); }
+.big { font-size: calc(26px * var(--lineare-scale, 1)); font-weight: 700; }
 .ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #7b8794; }
 """
 
@@ -70,7 +85,8 @@ def token_strip(result):
                 below = f'<span class="bad">{html.escape(answer or "—")} ✗</span>'
         boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token.text)}'
                      f'<span class="answer">{below}</span></div>')
-    return f'<div class="strip">{"".join(boxes)}</div>'
+    long = " long" if len(boxes) > LONG_STRIP else ""        # a long sequence stays in two rows or three
+    return f'<div class="strip{long}">{"".join(boxes)}</div>'
 
 
 def memory_line(result, t):
@@ -81,7 +97,78 @@ def memory_line(result, t):
     else:
         text = _("Memory used: state {bytes} bytes, the same at every step.").format(
             bytes=format_number(record.state_bytes))
-    return f"<p>{html.escape(text)}</p>"
+    line = f"<span>{html.escape(text)}</span>"
+    if result.columns is not None and REGISTRY[result.variant].fixed_state:
+        line += " " + column_gauge(result, t)
+    return f"<p>{line}</p>"
+
+
+def written_columns(result, t):
+    """Perpendicular keys: column → the names written there up to token t, in order."""
+    held = {}
+    for token in result.tokens[:t + 1]:
+        if token.kind == "write":
+            names = held.setdefault(result.columns[token.key], [])
+            if token.key not in names:
+                names.append(token.key)
+    return held
+
+
+def column_gauge(result, t):
+    """One small box per key column, filled once a name is written there (red when two names share it)."""
+    held = written_columns(result, t)
+    boxes = []
+    for column in range(mechanism.D_K):
+        names = held.get(column, [])
+        state = "free" if not names else ("shared" if len(names) > 1 else "used")
+        tip = html.escape(", ".join(names)) if names else html.escape(_("free"))
+        boxes.append(f'<span class="col {state}" title="{tip}"></span>')
+    free = mechanism.D_K - len(held)
+    words = html.escape(_("key columns free: {free} of {size}").format(free=free, size=mechanism.D_K))
+    return f'<span class="gauge" role="img" aria-label="{words}">{"".join(boxes)}</span> <span>{words}</span>'
+
+
+def step_caption(result, t):
+    """One sentence: what token t does, in the words of the chapter (mechanism mode)."""
+    token, record = result.tokens[t], REGISTRY[result.variant]
+    quoted = "«" + token.text + "»"
+    if token.kind == "wait":
+        if record.forgets:
+            return _("{token} writes and asks nothing: only the forgetting acts, and the whole memory fades "
+                     "a little.").format(token=quoted)
+        return _("{token} writes and asks nothing: the memory stays as it is.").format(token=quoted)
+    if token.kind == "ask":
+        answer, _similarity, expected = result.answers[t]
+        if expected is None:
+            return _("{token} asks for {name}, which was never stored.").format(token=quoted, name=token.key)
+        if answer == expected:
+            return _("{token} asks for {name}: the memory answers {answer}, right.").format(
+                token=quoted, name=token.key, answer=answer)
+        return _("{token} asks for {name}: the memory answers {answer}, but {expected} was stored.").format(
+            token=quoted, name=token.key, answer=answer or "—", expected=expected)
+    if not record.fixed_state:
+        return _("{token} adds one more row to the cache: {name} and {value}, kept as they are.").format(
+            token=quoted, name=token.key, value=token.value)
+    earlier = [x for x in result.tokens[:t] if x.kind == "write" and x.key == token.key]
+    if earlier:
+        if record.corrects:
+            return _("{token} stores {value} under {name} again: the correction first takes out the old "
+                     "number, then writes the new one.").format(token=quoted, name=token.key, value=token.value)
+        return _("{token} stores {value} under {name} again: it is added on top of the old number, which "
+                 "stays.").format(token=quoted, name=token.key, value=token.value)
+    if result.columns is None:
+        return _("{token} stores {value} under {name}.").format(token=quoted, name=token.key, value=token.value)
+    column = result.columns[token.key]
+    others = [n for n in written_columns(result, t - 1).get(column, []) if n != token.key] if t > 0 else []
+    if others and record.corrects:
+        return _("{token}: no column is free, so {name} shares column {column} with {other}, and the correction "
+                 "replaces {other}'s number with {value}.").format(
+            token=quoted, name=token.key, value=token.value, column=column + 1, other=others[0])
+    if others:
+        return _("{token}: no column is free, so {name} shares column {column} with {other}, and the two numbers "
+                 "get mixed up.").format(token=quoted, name=token.key, column=column + 1, other=others[0])
+    return _("{token} stores {value} under {name}, in the free column {column}.").format(
+        token=quoted, name=token.key, value=token.value, column=column + 1)
 
 
 def answer_html(result, t):

@@ -15,9 +15,10 @@ from app.components.text import TEXT_CSS, Explanation
 from app.dashboards.base import DashboardView, title
 from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
 from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.dashboards.state_fills_up.texts import (ANSWER_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN,
+from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN,
                                                  about_checkpoint, answer_html, failure_message, memory_line,
-                                                 prediction_html, problem_messages, token_strip, trained_memory_line,
+                                                 prediction_html, problem_messages, step_caption, token_strip,
+                                                 trained_memory_line,
                                                  trained_strip)
 from app.i18n import _
 from app.urlstate import read_query
@@ -59,7 +60,8 @@ class StateView(DashboardView):
         self.rule = Explanation(session, sizing_mode="stretch_width")
         self.about = Explanation(session, sizing_mode="stretch_width")          # trained mode: the checkpoint
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.memory = FrameText(stylesheets=[TEXT_CSS], margin=(4, 10), sizing_mode="stretch_width")
+        self.memory = FrameText(stylesheets=[TEXT_CSS, GAUGE_CSS], margin=(0, 10), sizing_mode="stretch_width")
+        self.caption = FrameText(stylesheets=[CAPTION_CSS], margin=(0, 10), sizing_mode="stretch_width")
         self.prediction = FrameText(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
@@ -97,17 +99,22 @@ class StateView(DashboardView):
         text = pn.widgets.TextAreaInput.from_param(
             store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
             sizing_mode="stretch_width", height=90)
+        keys = pn.widgets.RadioButtonGroup.from_param(
+            store.param.keys, name=_("Keys"), sizing_mode="stretch_width", button_type="primary",
+            button_style="outline", options={_("One column per name"): "perpendicular", _("Random"): "random"})
         heads = pn.widgets.RadioButtonGroup.from_param(
             store.param.heads, name=_("Heads"), options={"1": 1, "2": 2, "4": 4}, button_type="primary",
             button_style="outline", sizing_mode="stretch_width")
         alpha, beta, seed = mechanism_knobs(store)
         mode_label, layer_label = sidebar_label(_("Mode")), sidebar_label(_("Layer"))
         source_label, heads_label = sidebar_label(_("Sequence")), sidebar_label(_("Heads"))
+        keys_label = sidebar_label(_("Keys"))
 
         def show(*_events):
             trained = store.mode == "trained"
-            for widget in (source_label, source, heads_label, heads, seed):
+            for widget in (source_label, source, heads_label, heads, keys_label, keys):
                 widget.visible = not trained
+            seed.visible = not trained and (store.keys == "random" or heads.value > 1)
             layer_label.visible = layer.visible = trained
             preset.visible = not trained and store.source == "preset"
             pairs.visible = example.visible = trained or store.source == "mqar"
@@ -116,21 +123,23 @@ class StateView(DashboardView):
             alpha.visible = not trained and REGISTRY[store.variant].forgets
             beta.visible = not trained and REGISTRY[store.variant].corrects
 
-        store.param.watch(show, ["mode", "source", "variant"])
+        store.param.watch(show, ["mode", "source", "variant", "keys", "heads"])
         show()
         return [mode_label, mode, variant, layer_label, layer, source_label, source, preset, pairs, example, text,
-                heads_label, heads, alpha, beta, seed]
+                keys_label, keys, heads_label, heads, alpha, beta, seed]
 
     def __panel__(self):
-        return pn.Column(title(_("The state fills up")), self.rule, self.strip, self.strip_help, self.player,
-                         self.prediction, self.memory, self.mechanism_area, self.trained_area, self.about,
-                         sizing_mode="stretch_width")
+        # the point first: what the token does, then the memory and its answer; how to read it below
+        return pn.Column(title(_("The state fills up")), self.rule, self.strip, self.caption, self.player,
+                         self.prediction, self.memory, self.mechanism_area, self.trained_area, self.strip_help,
+                         self.about, sizing_mode="stretch_width")
 
     def _reconfigure(self, *_events):
         trained = self.store.mode == "trained"
         with pn.io.hold():
             self.mechanism_area.visible = not trained
             self.trained_area.visible = self.about.visible = self.prediction.visible = trained
+            self.caption.visible = not trained
             self.session.notify("checkpoint", [failure_message(self.store.failure)]
                                 if trained and self.store.failure else [])
             if trained:
@@ -155,10 +164,19 @@ class StateView(DashboardView):
             "Each box is one step. **name:number** stores a number under a name, **name?** asks "
             "for it, **·** waits. The highlighted box is the current step; under each question, "
             "the memory's answer (✓ right, ✗ wrong).")
+        if store.keys == "perpendicular":
+            self.strip_help.elementare += " " + _(
+                "Each name gets a column of the memory to itself. There are 16 columns: the 17th name has "
+                "to share one, and the gauge turns red.")
+        keys = _("Keys here are perpendicular: the $i$-th name gets the basis vector $e_i$ of $\\mathbb{R}^{16}$, "
+                 "so 16 names fit without interfering and the 17th has to reuse $e_1$.") \
+            if store.keys == "perpendicular" else \
+            _("Keys are random unit vectors here: two names always overlap a little, and that overlap is "
+              "the cross-talk of the read-out.")
         self.strip_help.superiore = _(
-            "One box per token $t$. A write token sets $k_t, v_t$ to the vectors of its name and "
-            "number (random unit vectors, $d_k = d_v = 16$) and $q_t = k_t$; a question sets "
-            "only $q_t$; a wait token sets nothing, so only the transition acts.")
+            "One box per token $t$. A write token sets $k_t, v_t$ to the unit vectors of its name and "
+            "number ($d_k = d_v = 16$) and $q_t = k_t$; a question sets only $q_t$; a wait token sets "
+            "nothing, so only the transition acts.") + " " + keys
         for h, panel in enumerate(self.heads):
             shown = h < store.heads
             panel.layout.visible = self.head_titles[h].visible = shown
@@ -219,6 +237,7 @@ class StateView(DashboardView):
         else:
             result = store.result
             self.strip.show([""] * length, html=token_strip(result), t=t)
+            self.caption.show(["<p>%s</p>" % html.escape(step_caption(result, i)) for i in steps], t=t)
             self.memory.show([memory_line(result, i) for i in steps], t=t)
             for h in range(store.heads):
                 self.heads[h].show_run([head_frame(result.variant, result.records, h, i) for i in steps],

@@ -43,7 +43,7 @@ KNOB_ON_RWKV7 = N_(r"On RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t) 
                    r"from the memory before the fading, along its own removal key $\hat\kappa_t$, with a rate "
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
-CARD = dict(margin=(0, 12, 12, 0))
+CARD = dict(margin=(0, 8, 12, 0))
 
 
 def number(x, decimals=2):
@@ -60,6 +60,8 @@ class TransitionView(DashboardView):
     def __init__(self, **params):
         super().__init__(**params)
         session = self.session
+        # Superiore's full account of the knob goes under the pictures; above them, one sentence
+        self.intro_more = Explanation(session)
         self.intro = Explanation(
             session,
             elementare=_("Every model here keeps a summary of the same size and updates it at every word in "
@@ -77,6 +79,9 @@ class TransitionView(DashboardView):
                         r"write, except on RWKV-7's. Between rows the knob writes the whole $v_t k_t^\top$, where "
                         r"DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
                       + "\n\n" + _(KNOB_ON_RWKV7))
+        self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
+            r"One skeleton for the whole family, $S_t = S_{t-1} A_t + W_t$: the knobs turn the transition "
+            r"$A_t$ of one model into another's. What the knob computes is written under the pictures.")
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
         self.jumps = {v: pn.widgets.Button(name=label(v), button_type="primary", button_style="outline",
@@ -86,11 +91,12 @@ class TransitionView(DashboardView):
             button.on_click(lambda _event, variant=variant: self.store.jump(variant))
 
         self.transition = MatrixPicture(_("Transition"), _("to key dimension"), _("from key dimension"),
-                                        D_K, D_K, width=330, height=310, value_label=_("value"))
+                                        D_K, D_K, width=280, height=260, value_label=_("value"))
         self.transition.set_limit(1.0)
         self.state = MatrixPicture(_("Memory S at the end"), _("key dimension"), _("value dimension"),
-                                   D_V, D_K, width=330, height=310, value_label=_("value"))
-        self.recall = RecallPicture(_("What each answer matches"), _("stored number"), _("question"))
+                                   D_V, D_K, width=280, height=260, value_label=_("value"))
+        self.recall = RecallPicture(_("What each answer matches"), _("stored number"), _("question"), width=370,
+                                    height=250)
         self.answers = pn.pane.HTML(stylesheets=[ANSWERS_CSS], margin=(0, 10))
         self.table = pn.pane.HTML(stylesheets=[TEXT_CSS, TABLE_CSS], sizing_mode="stretch_width",
                                   margin=(4, 10))
@@ -177,15 +183,15 @@ class TransitionView(DashboardView):
         jump_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Set the knobs to:")), margin=(14, 4, 0, 10),
                                   stylesheets=[":host { font-size: 16px; }"])
         cards = pn.FlexBox(
-            pn.Column(pn.pane.Bokeh(self.transition.figure), self.transition_help, width=340, **CARD),
-            pn.Column(pn.pane.Bokeh(self.state.figure), self.state_help, width=340, **CARD),
-            pn.Column(pn.pane.Bokeh(self.recall.figure), self.answers, self.recall_help, width=500, **CARD),
+            pn.Column(pn.pane.Bokeh(self.transition.figure), self.transition_help, width=285, **CARD),
+            pn.Column(pn.pane.Bokeh(self.state.figure), self.state_help, width=285, **CARD),
+            pn.Column(pn.pane.Bokeh(self.recall.figure), self.answers, self.recall_help, width=375, **CARD),
             sizing_mode="stretch_width")
         return pn.Column(
             title(_("The transition knob")),
             self.intro, self.lamp, self.setting,
             pn.FlexBox(jump_label, *self.jumps.values(), sizing_mode="stretch_width"),
-            cards,
+            cards, self.intro_more,
             heading(_("The family in one table")), self.table, self.table_help,
             heading(_("Three models on the same sequence")), self.small_help,
             pn.FlexBox(*(s["card"] for s in self.small), sizing_mode="stretch_width"),
