@@ -99,4 +99,5 @@ def lesson_html(page, images, fps, budget):
     layout = column(heading, explanation, row(back, toggle, forward, slider, where), picture, caption)
     document = file_html(layout, resources=OwnScripts(mode="inline"), title=f"Lineare · {page.title()}")
     document = document.replace('<html lang="en">', f'<html lang="{page.language}">', 1)
-    return document.replace("</head>", STYLE + "</head>", 1).encode("utf-8")
+    end = document.rfind("</head>")             # the last: Bokeh's inline scripts above may hold the text too
+    return (document[:end] + STYLE + document[end:]).encode("utf-8")
