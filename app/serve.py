@@ -47,8 +47,11 @@ def panel_serve_args(args, extra=()):
 
 
 def port_problem(address, port):
-    """A sentence saying why `port` cannot be used, or None when it is free."""
+    """A sentence saying why `port` cannot be used, or None when it is free. Probed as Tornado binds
+    (SO_REUSEADDR): a port whose last connections are still closing (TIME_WAIT, e.g. a proxy's, for a
+    minute after a restart) is free for the server."""
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind((address if address not in ("", "0.0.0.0") else "0.0.0.0", port))
         except OSError as error:

@@ -38,6 +38,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from app.serve import port_problem
+
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 PAGES = ROOT / "app" / "pages"
@@ -266,18 +268,6 @@ class Host:
                 print(f"host: the server on port {port} exited ({process.returncode}); starting it again",
                       file=sys.stderr, flush=True)
                 self._start_server(port)
-
-
-def port_problem(address, port):
-    """A sentence saying why `port` cannot be listened on, or None. Probed as the servers bind
-    (SO_REUSEADDR): a port whose last connections are still closing (TIME_WAIT) is free for them."""
-    with socket.socket() as probe:
-        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            probe.bind((address, port))
-        except OSError as error:
-            return f"Cannot listen on {address}:{port}: {error.strerror}. Choose other ports (--port, --first-server-port)."
-    return None
 
 
 def parse(argv):

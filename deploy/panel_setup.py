@@ -21,6 +21,12 @@ from panel.io.resources import LOCAL_DIST
 from app.i18n import LANGUAGES, negotiate
 
 log = logging.getLogger("lineare.host")
+if not log.handlers:                  # `panel serve` sets up Bokeh's loggers only: the same format here
+    _handler = logging.StreamHandler()
+    _handler.setFormatter(logging.Formatter("%(asctime)s %(message)s"))
+    log.addHandler(_handler)
+    log.setLevel(logging.INFO)
+    log.propagate = False
 
 
 def language_of(request):
