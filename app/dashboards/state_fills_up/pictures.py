@@ -17,15 +17,15 @@ from app.variants import REGISTRY
 
 # trained mode: the card texts that differ from mechanism mode's (the others say the same in both)
 TRAINED_PLAIN = {
-    "state": N_("The memory of this layer: a grid of {size} × {size} numbers. Every token adds its own "
+    "state": N_("The summary of this layer: a grid of {size} × {size} numbers. Every word adds its own "
                 "pattern; the grid never grows, it only gets more crowded."),
-    "write": N_("What this token adds to the memory: its value pattern spread along its key pattern. Here "
-                "every token writes something, questions and fillers too: the model learned how much."),
-    "delta": N_("Before writing, the layer reads what its memory already holds under this token's key "
-                "(prediction), compares it with the value it wants to store (target) and writes only the "
-                "difference (error)."),
-    "readout": N_("The layer reads its memory with this token's question pattern. What comes out goes on "
-                  "through the rest of the model, which turns it into a guess for the next token."),
+    "write": N_("What this word adds to the summary: its information pattern spread along its label pattern. "
+                "Here every word writes something, questions and fillers too: the model learned how much."),
+    "delta": N_("Before writing, the layer reads what its summary already holds under this word's label "
+                "(prediction), compares it with the information it wants to store (target) and writes only "
+                "the difference (error)."),
+    "readout": N_("The layer reads its summary with this word's question pattern. What comes out goes on "
+                  "through the rest of the model, which turns it into a guess for the next word."),
 }
 TRAINED_FORMULA = {
     "state": N_("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ of this layer: its size is fixed by "
@@ -59,8 +59,8 @@ class HeadPanel:
             title = _("Head {n}: memory S").format(n=number) if self.name is None \
                 else _("{name}: memory S").format(name=self.name)
             return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=320, height=290),
-                    _("The memory is a grid of 16 × 16 numbers. Every pair that is stored adds its own "
-                      "pattern; the grid never grows, it only gets more crowded."),
+                    _("The summary is a grid of 16 × 16 numbers. Every pair that is stored (a label and its "
+                      "information) adds its own pattern; the grid never grows, it only gets more crowded."),
                     _("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$, here $16 \\times 16$: its size does "
                       "not depend on the length of the sequence. Colours: blue negative, red positive, same "
                       "scale at every step."))
@@ -69,30 +69,30 @@ class HeadPanel:
                 else _("{name}: value cache").format(name=self.name)
             return (MatrixPicture(title, _("value dimension"), _("position in the sequence"), 1, d_v,
                                   width=320, height=290),
-                    _("Softmax attention keeps no grid: it keeps every token, one row each. The list grows "
-                      "with every token and nothing is ever freed."),
+                    _("Softmax attention keeps no summary: it writes every word in its notebook of notes, "
+                      "one row each. The notebook grows with every word and nothing is ever freed."),
                     _("The KV cache holds $k_i, v_i$ for every past token $i \\le t$; it grows as $O(t)$. "
                       "Shown: the values $v_i$, one row per token."))
         if name == "change":
             return (MatrixPicture(_("What changes now"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=290),
-                    _("Everything this token changes in the memory: what it writes, minus what fades or is "
-                      "erased. A question or a pause changes nothing, unless the memory forgets."),
+                    _("Everything this word changes in the summary: what it writes, minus what fades or is "
+                      "erased. A question or a pause changes nothing, unless the summary forgets."),
                     _("The whole update $\\Delta S_t = S_t - S_{t-1} = S_{t-1}(A_t - I) + $ write, with $A_t$ "
                       "the transition; for the delta rule $\\beta_t (v_t - S_{t-1} k_t) k_t^\\top$ (times the "
                       "decay for the gated one)."))
         if name == "removed":
             return (MatrixPicture(_("What fades or is erased"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=270),
-                    _("What the memory loses at this step, before the new write: a forgetting gate fades "
-                      "everything a little; the correction erases what was stored under this name."),
+                    _("What the summary loses at this step, before the new write: a forgetting gate fades "
+                      "everything a little; the correction erases what was stored under this label."),
                     _("$S_{t-1}(A_t - I)$: the transition's share of the update; for the delta rule "
                       "$-\\beta_t S_{t-1} k_t k_t^\\top$, the old value read along $k_t$ and taken out."))
         if name == "spectrum":
             return (BarsPicture(_("What the memory keeps"), _("direction, smallest first"), _("kept"), d_k,
                                 y_range=(-0.05, 1.05), width=320, height=270),
-                    _("How much of each direction the memory keeps at this step: 1 keeps it, 0 erases it. "
-                      "The correction erases along this token's name only: one bar drops to 1 − β, "
+                    _("How much of each direction the summary keeps at this step: 1 keeps it, 0 erases it. "
+                      "The correction erases along this word's label only: one bar drops to 1 − β, "
                       "the others stay where the forgetting puts them."),
                     _("The eigenvalues of the transition $A_t$ (smallest first): $\\alpha_t(1 - \\beta_t)$ "
                       "along $k_t$ and $\\alpha_t$ on the directions orthogonal to it ($\\alpha_t = 1$ for "
@@ -100,35 +100,36 @@ class HeadPanel:
         if name == "write":
             return (MatrixPicture(_("What this token writes"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=270),
-                    _("What this token adds to the memory: the number's pattern spread along the name's "
-                      "pattern. Tokens that only ask or wait add nothing."),
+                    _("What this word adds to the summary: the pattern of its information (the number) "
+                      "spread along the pattern of its label (the name). Words that only ask or wait add "
+                      "nothing."),
                     _("The write term $v_t k_t^\\top$ (delta family: $\\beta_t v_t k_t^\\top$), an outer "
                       "product of rank one."))
         if name == "transition":
             return (BarsPicture(_("What each column keeps"), _("key dimension"), _("kept"), d_k,
                                 width=300, height=270),
-                    _("Before the new write, how much of each column the memory keeps: 1 keeps everything, "
+                    _("Before the new write, how much of each column the summary keeps: 1 keeps everything, "
                       "0 forgets it."),
                     _("The decay of the transition, per key channel: $\\alpha_t$ (a scalar gate gives the "
                       "same bar everywhere; linear attention and DeltaNet keep $1$)."))
         if name == "attention":
             return (BarsPicture(_("Where the question looks"), _("position in the sequence"),
                                 _("attention weight"), 1, width=300, height=290, color="#b35806"),
-                    _("How much the question looks at each stored token. A single tall bar means it found "
-                      "its name."),
+                    _("How much the question looks at each note of the notebook. A single tall bar means it "
+                      "found its label."),
                     _("The attention weights $\\mathrm{softmax}_i(q_t^\\top k_i)$ over the cache; the answer "
                       "is $o_t = \\sum_i a_{t,i} v_i$."))
         if name == "delta":
             return (RowsPicture(_("Correction"), _("value dimension"),
                                 [_("prediction"), _("target"), _("error")], d_v, width=330, height=200),
-                    _("Before writing, the model asks its memory what it already knows about this name "
-                      "(prediction), compares it with the number to store (target) and writes only the "
+                    _("Before writing, the model asks its summary what it already holds under this label "
+                      "(prediction), compares it with the information to store (target) and writes only the "
                       "difference (error)."),
                     _("The delta rule: $e_t = v_t - S_{t-1} k_t$ and $S_t = S_{t-1} + \\beta_t e_t k_t^\\top$, "
                       "one gradient step on $\\tfrac12 \\lVert S k_t - v_t \\rVert^2$."))
         return (RowsPicture(_("Read-out"), _("value dimension"), [_("answer")], d_v, width=320, height=140),
-                _("To answer, the model looks into the memory with the name it is asked about. What comes "
-                  "out is compared with every stored number: the closest one is the answer."),
+                _("To answer, the model looks into the summary with the question, the label it is asked "
+                  "about. What comes out is compared with every stored number: the closest one is the answer."),
                 _("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum of "
                   "the cached values); the answer is the stored value whose vector has the largest cosine "
                   "with $o_t$ (averaged over heads)."))

@@ -134,17 +134,17 @@ def step_caption(result, t):
     quoted = "«" + token.text + "»"
     if token.kind == "wait":
         if record.forgets:
-            return _("{token} writes and asks nothing: only the forgetting acts, and the whole memory fades "
+            return _("{token} writes and asks nothing: only the forgetting acts, and the whole summary fades "
                      "a little.").format(token=quoted)
-        return _("{token} writes and asks nothing: the memory stays as it is.").format(token=quoted)
+        return _("{token} writes and asks nothing: the summary stays as it is.").format(token=quoted)
     if token.kind == "ask":
         answer, _similarity, expected = result.answers[t]
         if expected is None:
             return _("{token} asks for {name}, which was never stored.").format(token=quoted, name=token.key)
         if answer == expected:
-            return _("{token} asks for {name}: the memory answers {answer}, right.").format(
+            return _("{token} asks for {name}: the summary answers {answer}, right.").format(
                 token=quoted, name=token.key, answer=answer)
-        return _("{token} asks for {name}: the memory answers {answer}, but {expected} was stored.").format(
+        return _("{token} asks for {name}: the summary answers {answer}, but {expected} was stored.").format(
             token=quoted, name=token.key, answer=answer or "—", expected=expected)
     if not record.fixed_state:
         return _("{token} adds one more row to the cache: {name} and {value}, kept as they are.").format(
@@ -216,14 +216,14 @@ def about_checkpoint(run):
     pairs = task.get("kv_pairs", [])
     pairs = ", ".join(str(k) for k in (pairs if isinstance(pairs, list) else [pairs]))
     accuracy = format_number(100 * run.sidecar.get("val_accuracy", 0.0), 1)
-    plain = _("**A trained model.** Here the memory belongs to a small model that learned this task by "
+    plain = _("**A trained model.** Here the summary belongs to a small model that learned this task by "
               "itself. A checkpoint is the file that keeps what it learned (its weights: {weights} numbers), "
               "so that the same model can be loaded again, exactly.").format(weights=format_number(run.weights))
     if not REGISTRY[run.variant].fixed_state:
         plain += " " + _("It has {layers} layers, each keeping every token it has read (its KV cache).").format(
             layers=config["n_layers"])
     else:
-        plain += " " + _("It has {layers} layers, each with a memory of {size} × {size} numbers.").format(
+        plain += " " + _("It has {layers} layers, each with a summary of {size} × {size} numbers.").format(
             layers=config["n_layers"], size=config["d_k"])
     plain += " " + _("Nobody chose its keys, values and questions: the model learned to make them from the "
                      "tokens, so the patterns in the pictures are its own.")

@@ -161,12 +161,12 @@ class StateView(DashboardView):
         self.session.notify("input", problem_messages(store.problems) if store.source == "typed" else [])
         self._describe(result.variant)
         self.strip_help.elementare = _(
-            "Each box is one step. **name:number** stores a number under a name, **name?** asks "
-            "for it, **·** waits. The highlighted box is the current step; under each question, "
-            "the memory's answer (✓ right, ✗ wrong).")
+            "Each box is one word. **name:number** stores a number (the information) under a name (its "
+            "label), **name?** asks the question, **·** waits. The highlighted box is the current word; under "
+            "each question, the summary's answer (✓ right, ✗ wrong).")
         if store.keys == "perpendicular":
             self.strip_help.elementare += " " + _(
-                "Each name gets a column of the memory to itself. There are 16 columns: the 17th name has "
+                "Each name gets a column of the summary to itself. There are 16 columns: the 17th name has "
                 "to share one, and the gauge turns red.")
         keys = _("Keys here are perpendicular: the $i$-th name gets the basis vector $e_i$ of $\\mathbb{R}^{16}$, "
                  "so 16 names fit without interfering and the 17th has to reuse $e_1$.") \
