@@ -24,7 +24,7 @@ class CapacityCharts:
 
     def __init__(self, language):
         self.errors = CurvesPicture(_("Recall error"), _("number of stored pairs N"), _("error per query"),
-                                    language=language, legend_columns=1, width=600, height=430)
+                                    language=language, legend_columns=1, width=470, height=370)
         self.errors.line("bound", color=INK, dash="dashed", width=3)
         self.errors.dots("best", color=BLUE, marker="square", size=9, alpha=0.9)
         self.errors.line("error", color=VERMILLION, width=3)
@@ -34,7 +34,7 @@ class CapacityCharts:
         self.errors.label("error", _("this memory's read-out"), ["error", "error_dots"])
         self.accuracy = CurvesPicture(_("Answers right"), _("number of stored pairs N"),
                                       _("share of queries right"), language=language, legend_columns=1,
-                                      width=600, height=430)
+                                      width=470, height=370)
         self.accuracy.line("accuracy", color=ORANGE, width=3)
         self.accuracy.dots("accuracy_dots", color=ORANGE, marker="triangle", size=9, alpha=0.9)
         self.accuracy.label("accuracy", _("answers right (closest stored value)"), ["accuracy", "accuracy_dots"])

@@ -5,7 +5,7 @@ import numpy as np
 import panel as pn
 
 from app.components.plots import RowsPicture
-from app.components.text import Explanation
+from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_NAMES, RULES, TASKS,
                                                MemoryStore, decomposition, intruders, max_pairs)
@@ -67,6 +67,8 @@ class MemoryView(DashboardView):
                         "(Schlag, Irie & Schmidhuber 2021)."))
         # 1. the curve
         self.charts = CapacityCharts(current_language())
+        self.point_text = Explanation(session, sizing_mode="stretch_width")
+        self.point = point_box(self.point_text)
         self.curve_text = Explanation(session, sizing_mode="stretch_width")   # 1220 px overflowed at 1366
 
         # 2. query by query
@@ -163,8 +165,9 @@ class MemoryView(DashboardView):
         return pn.Column(
             title(_("Where memory fails")),
             self.intro,
-            heading(_("How many pairs fit")),
-            pn.FlexBox(pn.pane.Bokeh(self.charts.errors.figure), pn.pane.Bokeh(self.charts.accuracy.figure)),
+            self.point,
+            pn.FlexBox(*(pn.Column(pn.pane.Bokeh(chart.figure), css_classes=["main-picture"], margin=(0, 4))
+                         for chart in (self.charts.errors, self.charts.accuracy))),
             self.curve_text,
             heading(_("One query taken apart")),
             self.detail,
@@ -186,6 +189,16 @@ class MemoryView(DashboardView):
         with pn.io.hold():
             self.charts.show(data, store.d_k, store.pairs)
         at = int(np.argmin(np.abs(data["pairs"] - store.d_k)))
+        twice = int(np.argmin(np.abs(data["pairs"] - 2 * store.d_k)))
+        error = lambda i: format_number(round(float(data["error"][i]), 2), 2)
+        numbers = {"dk": store.d_k, "e1": error(at), "n2": int(data["pairs"][twice]), "e2": error(twice)}
+        self.point_text.elementare = _(
+            "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
+            "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
+            "that, no summary of this size keeps every pair apart.").format(**numbers)
+        self.point_text.superiore = _(
+            "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
+            "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.").format(**numbers)
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
