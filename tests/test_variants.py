@@ -98,3 +98,11 @@ def test_rwkv7s_words_are_what_the_engine_and_its_layer_compute():
     A = torch.diag(w) - torch.outer(kappa, rate * kappa)                                # diag(w) − κ̂ (a ⊙ κ̂)ᵀ
     expected = S[0, 0] @ A + torch.outer(v[0, 0, 0], written[0, 0, 0])                   # + v k̃ᵀ
     assert torch.allclose(after[0, 0], expected, atol=1e-12)
+
+
+def test_no_text_writes_rwkv7s_transition_with_the_papers_a_t_as_fla_s_a():
+    """In the paper a_t is the in-context learning rate; fla's diag(w) + a bᵀ uses a = −κ̂: a text that writes
+    diag(w_t) + a_t b_tᵀ mixes the two."""
+    from app.i18n.catalogs import extract
+
+    assert not [m.id for m in extract() if m.id and r"a_t b_t^\top" in m.id]

@@ -96,7 +96,8 @@ class HeadPanel:
                       "the others stay where the forgetting puts them."),
                     _("The eigenvalues of the transition $A_t$ (smallest first): $\\alpha_t(1 - \\beta_t)$ "
                       "along $k_t$ and $\\alpha_t$ on the directions orthogonal to it ($\\alpha_t = 1$ for "
-                      "DeltaNet); RWKV-7: the eigenvalues of $\\mathrm{diag}(w_t) + a_t b_t^\\top$."))
+                      "DeltaNet); RWKV-7: the eigenvalues of "
+                      "$\\mathrm{diag}(w_t) - \\hat\\kappa_t (a_t \\odot \\hat\\kappa_t)^\\top$."))
         if name == "write":
             return (MatrixPicture(_("What this token writes"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=270),
