@@ -151,7 +151,9 @@ class HeadPanel:
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
-            self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0))
+            main = name in ("state", "cache", "change", "attention", "readout") and self.head == 0
+            self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0),
+                                         css_classes=["main-picture"] if main else [])
         return self.cards[name]
 
     def show_notes(self, shown):

@@ -11,7 +11,7 @@ import panel as pn
 from app import mechanism
 from app.components.controls import mechanism_knobs, sidebar_label
 from app.components.player import FrameText, Player
-from app.components.text import TEXT_CSS, Explanation
+from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
 from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
 from app.dashboards.state_fills_up.pictures import HeadPanel
@@ -61,7 +61,7 @@ class StateView(DashboardView):
         self.about = Explanation(session, sizing_mode="stretch_width")          # trained mode: the checkpoint
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.memory = FrameText(stylesheets=[TEXT_CSS, GAUGE_CSS], margin=(0, 10), sizing_mode="stretch_width")
-        self.caption = FrameText(stylesheets=[CAPTION_CSS], margin=(0, 10), sizing_mode="stretch_width")
+        self.caption = FrameText(stylesheets=[CAPTION_CSS], margin=(2, 10), sizing_mode="stretch_width")
         self.prediction = FrameText(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
@@ -130,7 +130,7 @@ class StateView(DashboardView):
 
     def __panel__(self):
         # the point first: what the token does, then the memory and its answer; how to read it below
-        return pn.Column(title(_("The state fills up")), self.rule, self.strip, self.caption, self.player,
+        return pn.Column(title(_("The state fills up")), self.rule, self.strip, point_box(self.caption), self.player,
                          self.prediction, self.memory, self.mechanism_area, self.trained_area, self.strip_help,
                          self.about, sizing_mode="stretch_width")
 

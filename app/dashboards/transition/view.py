@@ -8,7 +8,7 @@ import panel as pn
 from app.components.controls import mechanism_knobs, sidebar_label
 from app.components.plots import MatrixPicture
 from app.components.style import LAMP_CSS
-from app.components.text import TEXT_CSS, Explanation
+from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.transition.model import (ALPHA_FLOOR, D_K, D_V, JUMPS, PRESETS, SEQUENCE_NAMES,
                                              TransitionStore, effective_gate)
@@ -183,13 +183,15 @@ class TransitionView(DashboardView):
         jump_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Set the knobs to:")), margin=(14, 4, 0, 10),
                                   stylesheets=[":host { font-size: 16px; }"])
         cards = pn.FlexBox(
-            pn.Column(pn.pane.Bokeh(self.transition.figure), self.transition_help, width=285, **CARD),
-            pn.Column(pn.pane.Bokeh(self.state.figure), self.state_help, width=285, **CARD),
-            pn.Column(pn.pane.Bokeh(self.recall.figure), self.answers, self.recall_help, width=375, **CARD),
+            *(pn.Column(pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
+                        width=width, **CARD)
+              for picture, below, width in ((self.transition, [self.transition_help], 285),
+                                            (self.state, [self.state_help], 285),
+                                            (self.recall, [self.answers, self.recall_help], 375))),
             sizing_mode="stretch_width")
         return pn.Column(
             title(_("The transition knob")),
-            self.intro, self.lamp, self.setting,
+            self.intro, point_box(pn.Column(self.lamp, self.setting, margin=0, sizing_mode="stretch_width")),
             pn.FlexBox(jump_label, *self.jumps.values(), sizing_mode="stretch_width"),
             cards, self.intro_more,
             heading(_("The family in one table")), self.table, self.table_help,
