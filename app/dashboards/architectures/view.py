@@ -117,10 +117,10 @@ class ArchitecturesView(DashboardView):
         self.point = Explanation(
             session,
             elementare=_("**What tells the models apart is how they forget.** Left: how much of a pair stored "
-                         "at one token is still there later. Linear attention keeps all of it; every other "
-                         "model loses it at its own pace. Right: the numbers each model multiplies its memory "
-                         "by at every token, one for each direction a key can point in: 1 keeps, between 0 and 1 "
-                         "fades, 0 erases, below 0 flips the sign."),
+                         "at one word is still there later. Linear attention keeps all of it; every other "
+                         "model loses it at its own pace. Right: the numbers each model multiplies its summary "
+                         "by at every word, one for each direction a label can point in: 1 keeps, between 0 and "
+                         "1 fades, 0 erases, below 0 flips the sign."),
             superiore=_(r"**What tells the models apart is the transition.** Left: the share "
                         r"$k_0^\top A_1 \cdots A_n k_0$ of a pair written at token 0 that is left $n$ tokens "
                         r"later. Right: the eigenvalues of $A_t$ in $S_t = S_{t-1} A_t + W_t$: 1 keeps a direction, $0 < \lambda < 1$ fades "
@@ -130,14 +130,14 @@ class ArchitecturesView(DashboardView):
         self.eigen = EigenPicture()
         self.pictures_help = Explanation(
             session,
-            elementare=_("Both pictures come from the engine, with a memory of {columns} columns. Left: a pair is "
-                         "written at token 0; every later token writes a pair of its own under a random name, "
+            elementare=_("Both pictures come from the engine, with a summary of {columns} columns. Left: a pair "
+                         "is written at word 0; every later word writes a pair of its own under a random label, "
                          "and the curve follows what is left of the first pair (the average over {texts} "
                          "texts). The fading models lose it like a clock, whatever is written: RetNet slowly, "
-                         "Mamba-2 faster. DeltaNet loses it only where a new name overlaps the old one, a "
-                         "little at each token. Linear attention keeps it whole, but it also keeps everything "
+                         "Mamba-2 faster. DeltaNet loses it only where a new label overlaps the old one, a "
+                         "little at each word. Linear attention keeps it whole, but it also keeps everything "
                          "else piled on top of it (see «Where memory fails»). RWKV-6's line lies on GLA's: "
-                         "the same transition. Right: DeltaNet keeps every direction (1) except the name it "
+                         "the same transition. Right: DeltaNet keeps every direction (1) except the label it "
                          "is writing, which it erases (0); with a step twice as large (hollow diamonds) it "
                          "would flip its sign (−1).").format(columns=D, texts=TEXTS),
             superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from "
