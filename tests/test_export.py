@@ -232,3 +232,60 @@ def test_python_dash_m_app_export_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "note:" in done.stderr and "alpha" in done.stderr                 # the URL's fix, reported
     assert Image.open(out).size == (1920, 1080)
+
+
+# ------------------------------------------------------------------------------ the pages of one picture
+
+def read_table(page, name):
+    return pd.read_csv(io.BytesIO(make_file(page, "csv", table=name).data), comment="#", keep_default_na=False)
+
+
+def matrix_of(table, rows, cols):
+    values = np.full((rows, cols), np.nan)
+    values[table["row"], table["col"]] = table["value"]
+    return values
+
+
+def test_the_transition_page_exports_its_memories_and_answers():
+    page, _notices = open_page("/transition?gate=scalar&alpha=0.8&beta=0.5&lang=it")
+    store = page.store
+    assert Image.open(io.BytesIO(make_file(page, "png", size=(1280, 720)).data)).size == (1280, 720)
+    memory = read_table(page, "memory")
+    knob = memory[memory.model == "La manopola"]                              # the model names, in Italian
+    assert np.array_equal(matrix_of(knob, *store.knob.state.shape), store.knob.state)
+    recall = read_table(page, "recall")
+    questions = store.knob.recall.questions
+    assert recall[recall.model == "La manopola"].question.tolist() == [q.token.text for q in questions]
+    cosines = recall[recall.model == "La manopola"].filter(like="cos_").to_numpy()
+    assert np.array_equal(cosines, np.array([q.cosines for q in questions]))
+    transition = read_table(page, "transition")
+    assert np.array_equal(matrix_of(transition, *store.knob.transition.shape), store.knob.transition)
+
+
+def test_where_memory_fails_exports_its_capacity_curve():
+    page, _notices = open_page("/memory-fails?rule=delta&dk=8")
+    curve = read_table(page, "curve")
+    for name in ("pairs", "error", "best", "accuracy", "bound"):
+        assert np.array_equal(curve[name], page.store.curve[name])
+    queries = read_table(page, "queries")
+    assert len(queries) == page.store.pairs and queries.right.tolist() == page.store.run.right.tolist()
+    assert Image.open(io.BytesIO(make_file(page, "png", size=SMALL).data)).size == SMALL
+    with pytest.raises(ExportRefused, match="not a format"):
+        make_file(page, "gif; rm -rf /")
+
+
+def test_parallel_equals_recurrent_exports_its_outputs_differences_and_mask():
+    page, _notices = open_page("/parallel-recurrent?variant=gla&T=32&chunk=8")
+    comparison = page.store.comparison
+    outputs = read_table(page, "outputs")
+    for form, output in comparison.outputs.items():
+        rows = outputs[outputs.form == form]
+        assert np.array_equal(matrix_of(rows.rename(columns={"token": "row", "channel": "col"}), *output.shape),
+                              output)
+    errors = read_table(page, "errors")
+    assert len(errors) == len(comparison.errors) == 6
+    assert errors.largest_abs.max() == max(largest for largest, _relative in comparison.errors.values())
+    mask = read_table(page, "mask").rename(columns={"t": "row", "j": "col", "L": "value"})
+    mask["value"] = pd.to_numeric(mask["value"].replace("", np.nan))
+    assert np.array_equal(matrix_of(mask, 32, 32), page.store.mask, equal_nan=True)
+    assert read_table(page, "cost").empty                                   # not measured: the header alone

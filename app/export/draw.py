@@ -75,6 +75,8 @@ def nice_ticks(low, high, count=5):
 
 
 def tick_label(value, step):
+    if 0 < step < 1e-3:                                     # tiny ranges (differences of float32 forms)
+        return f"{value:.1e}" if value else "0"
     decimals = max(0, int(-np.floor(np.log10(step)))) if step > 0 else 0
     return format_number(round(value, decimals), decimals or None)
 
@@ -273,8 +275,10 @@ def draw_heat(p, panel, x0, y0, x1, y1):
     else:
         for i in sorted({0, rows - 1}):
             p.text((gx - 6, gy + (i + 0.5) * cell_h), str(i), size=12, fill=MUTED, anchor="rm")
-    for j in sorted({0, cols - 1}):
-        p.text((gx + (j + 0.5) * cell_w, gy + h + 3), str(j), size=12, fill=MUTED, anchor="ma")
+    for j in (range(cols) if panel.col_labels else sorted({0, cols - 1})):
+        label = panel.col_labels[j] if panel.col_labels else str(j)
+        p.text((gx + (j + 0.5) * cell_w, gy + h + 3), label, size=12, fill=MUTED, anchor="ma",
+               width=cell_w if panel.col_labels else None)
     _axis_labels(p, panel.x_label, "" if panel.row_labels else panel.y_label, gx, gy, gx + w, gy + h, x1 - x0)
     # the colour bar: the whole scale, labelled at −limit, 0 and +limit
     bx, bh = gx + w + 12, max(h, 60)
@@ -308,9 +312,23 @@ def draw_bars(p, panel, x0, y0, x1, y1):
     _axis_labels(p, panel.x_label, panel.y_label, gx, gy, gx + gw, gy + gh, x1 - x0)
 
 
+def legend_rows(p, series, width):
+    """The legend's entries over as many rows as `width` needs: [[(series, x offset)], …]."""
+    rows, x = [[]], 0.0
+    for entry in series:
+        room = 32 + p.length(entry.label, 13) + 18
+        if rows[-1] and x + room > width:
+            rows.append([])
+            x = 0.0
+        rows[-1].append((entry, x))
+        x += room
+    return rows
+
+
 def draw_curves(p, panel, x0, y0, x1, y1):
     labelled = [s for s in panel.series if s.label]
-    legend = 26 if labelled else 0
+    rows = legend_rows(p, labelled, (x1 - x0) - 70) if labelled else []
+    legend = 24 * len(rows) + 2
     gx, gy, gw, gh = x0 + 70, y0 + 2, (x1 - x0) - 84, (y1 - y0) - 46 - legend
     (xl, xh), (yl, yh) = panel.x_range, panel.y_range
     to_x = lambda v: gx + gw * (v - xl) / (xh - xl)
@@ -337,11 +355,12 @@ def draw_curves(p, panel, x0, y0, x1, y1):
                 if gy <= py_ <= gy + gh:                       # like the page: dots off the top are not drawn
                     p.dot(px_, py_, series.size, series.color, series.marker)
     _axis_labels(p, panel.x_label, panel.y_label, gx, gy, gx + gw, gy + gh)
-    x = gx
-    for series in labelled:                                        # the legend, in one row under the plot
-        ly = y1 - 10
-        if series.kind == "line":
-            p.line([(x, ly), (x + 26, ly)], series.color, width=series.width, dash=series.dash)
-        else:
-            p.dot(x + 13, ly, series.size, series.color, series.marker)
-        x += 32 + p.text((x + 32, ly), series.label, size=13, anchor="lm") + 18
+    for r, row in enumerate(rows):                                 # the legend, under the plot
+        ly = y1 - 10 - 24 * (len(rows) - 1 - r)
+        for series, offset in row:
+            x = gx + offset
+            if series.kind == "line":
+                p.line([(x, ly), (x + 26, ly)], series.color, width=series.width, dash=series.dash)
+            else:
+                p.dot(x + 13, ly, series.size, series.color, series.marker)
+            p.text((x + 32, ly), series.label, size=13, anchor="lm")

@@ -220,9 +220,9 @@ def csv_bytes(page, table):
 
 
 def cell(value):
-    """A CSV cell: floats in full (they read back to the same number), the rest as text."""
+    """A CSV cell: floats in full (they read back to the same number), NaN and ±inf empty, the rest as text."""
     if isinstance(value, (float, np.floating)):
-        return repr(float(value))
+        return repr(float(value)) if np.isfinite(value) else ""
     if isinstance(value, (np.integer, np.bool_)):
         return value.item()
     return "" if value is None else value

@@ -427,9 +427,172 @@ class TwoBillsPage(PageExport):
                      notes=[_("The calculator's settings: {settings}").format(settings=settings)])
 
 
+# ----------------------------------------------------------------------------- the pages of one picture
+
+def _long(rows, where, matrix):
+    """Rows (…where, row, col, value) of a matrix, for a table in long form."""
+    return rows + [[*where, r, c, value] for (r, c), value in np.ndenumerate(np.atleast_2d(matrix))]
+
+
+class TransitionPage(PageExport):
+    slug, package, title_msgid = "transition", "transition", "The transition knob"
+    TABLES = {"recall": N_("What each answer matches"), "memory": N_("Memory S at the end"),
+              "transition": N_("Transition")}
+
+    def _models(self):
+        """[(name, memory, limit, recall)]: the knob, then the three small multiples, as the page draws them."""
+        store, sequence = self.store, self.store.sequence
+        models = [(_("The knob"), store.knob.state, sequence.limit, store.knob.recall)]
+        for comparison in store.compared:
+            limit = max(float(np.abs(comparison.memory).max()), 1e-6) if comparison.variant == "softmax" \
+                else sequence.limit
+            models.append((_(REGISTRY[comparison.variant].label), comparison.memory, limit, comparison.recall))
+        return models
+
+    def scene(self, t):
+        from app.dashboards.transition.pictures import answers_html
+
+        store, sequence = self.store, self.store.sequence
+        recall = store.knob.recall
+        token = sequence.tokens[sequence.shown_at].text
+        panels = [Heat(_("Transition at {token}").format(token=token), store.knob.transition, 1.0,
+                       _("to key dimension"), _("from key dimension"))]
+        for i, (name, memory, limit, _recall) in enumerate(self._models()):
+            softmax = i > 0 and store.compared[i - 1].variant == "softmax"
+            title = (_("{name}: value cache") if softmax else _("{name}: memory S")).format(name=name)
+            panels.append(Heat(title, memory, limit, _("value dimension") if softmax else _("key dimension"),
+                               _("position in the sequence") if softmax else _("value dimension")))
+        panels.insert(2, Heat(_("What each answer matches"), _cosines(recall), 1.0, _("stored number"),
+                              row_labels=[q.token.text for q in recall.questions] or [""],
+                              col_labels=list(recall.candidates) or None))
+        caption = [plain(answers_html(recall))[0], _("Gate: {gate} · α = {alpha} · β = {beta}").format(
+            gate=store.gate, alpha=format_number(store.alpha, 2), beta=format_number(store.beta, 2))]
+        return Scene(self.title(), panels, caption=caption, footer=self.footer())
+
+    def table_recall(self):
+        rows = []
+        for name, _memory, _limit, recall in self._models():
+            for q in recall.questions:
+                rows.append([name, q.position + 1, q.token.text, q.expected, q.answer, q.right,
+                             *(float(c) for c in q.cosines)])
+        candidates = self.store.knob.recall.candidates
+        return Table("recall", _(self.TABLES["recall"]),
+                     ["model", "step", "question", "expected", "answer", "right", *(f"cos_{c}" for c in candidates)],
+                     rows, notes=[_("cos_…: the cosine of the question's read-out with each stored number "
+                                    "(the largest is the answer).")])
+
+    def table_memory(self):
+        rows = []
+        for name, memory, _limit, _recall in self._models():
+            rows = _long(rows, [name], memory)
+        return Table("memory", _(self.TABLES["memory"]), ["model", "row", "col", "value"], rows,
+                     notes=[_("value: the memory after the last token, no unit (softmax: its value cache, one "
+                              "row per token).")])
+
+    def table_transition(self):
+        sequence = self.store.sequence
+        return Table("transition", _(self.TABLES["transition"]), ["row", "col", "value"],
+                     _long([], [], self.store.knob.transition),
+                     notes=[_("Transition at {token}").format(token=sequence.tokens[sequence.shown_at].text)])
+
+
+def _cosines(recall):
+    return np.array([q.cosines for q in recall.questions]) if recall.questions else np.zeros((1, 1))
+
+
+class MemoryFailsPage(PageExport):
+    slug, package, title_msgid = "memory-fails", "memory_fails", "Where memory fails"
+    TABLES = {"curve": N_("Recall error"), "queries": N_("Every query")}
+
+    def scene(self, t):
+        from app.components.curves import ORANGE
+        from app.dashboards.memory_fails.model import RULE_NAMES
+
+        store, curve = self.store, self.store.curve
+        N, top = curve["pairs"], float(curve["pairs"].max())
+        errors = Curves(_("Recall error"), [
+            Series(_("the best of any linear read-out (one-hot values)"), N, curve["bound"], "#1f2933", dash=True),
+            Series(_("the best read-out of these keys"), N, curve["best"], BLUE, kind="dots", size=9, marker="square"),
+            Series(_("this memory's read-out"), N, curve["error"], VERMILLION),
+            Series("", N, curve["error"], VERMILLION, kind="dots")],
+            (0, top * 1.03), (0, max(1.0, float(curve["error"].max()) * 1.08)),
+            _("number of stored pairs N"), _("error per query"))
+        accuracy = Curves(_("Answers right"), [
+            Series(_("answers right (closest stored value)"), N, curve["accuracy"], ORANGE),
+            Series("", N, curve["accuracy"], ORANGE, kind="dots", size=9)],
+            (0, top * 1.03), (0, 1.05), _("number of stored pairs N"), "")
+        caption = [f"{_(RULE_NAMES[store.rule])} · d_k = {store.d_k}"]
+        return Scene(self.title(), [errors, accuracy], caption=caption, footer=self.footer())
+
+    def table_curve(self):
+        curve = self.store.curve
+        names = ["pairs", "error", "best", "accuracy", "bound"]
+        return Table("curve", _(self.TABLES["curve"]), names, np.column_stack([curve[n] for n in names]).tolist(),
+                     notes=[_("error: ½‖read-out − one-hot value‖² per query, no unit; best: the same for the "
+                              "least-squares read-out of the same keys; bound: ½·max(0, 1 − d_k/N); accuracy: "
+                              "the share of queries whose nearest stored value is right (dense values). Each "
+                              "point is the mean of two draws of the keys.")])
+
+    def table_queries(self):
+        run = self.store.run
+        rows = [[i + 1, int(run.targets[i]) + 1, int(run.answers[i]) + 1, bool(run.right[i])]
+                for i in range(len(run.targets))]
+        return Table("queries", _(self.TABLES["queries"]), ["query", "right_write", "answered_write", "right"], rows,
+                     notes=[_("{pairs} pairs: each key read back; writes are numbered from 1.").format(
+                         pairs=self.store.pairs)])
+
+
+class ParallelRecurrentPage(PageExport):
+    slug, package, title_msgid = "parallel-recurrent", "parallel_recurrent", "Parallel = recurrent"
+    TABLES = {"outputs": N_("The three outputs"), "errors": N_("How far apart the three answers are"),
+              "mask": N_("Decay mask L of the parallel form"), "cost": N_("Measured cost of the three forms")}
+
+    def scene(self, t):
+        comparison = self.store.comparison
+        titles = {"recurrent": _("Recurrent: token by token"), "parallel": _("Parallel: all at once"),
+                  "chunked": _("Chunked: blocks of {size}").format(size=comparison.chunk_size)}
+        panels = [Heat(titles[form], output.T, comparison.peak, _("position in the sequence"), _("channel"))
+                  for form, output in comparison.outputs.items()]                                    # [d_v, T]
+        delta = comparison.outputs["chunked"] - comparison.outputs["recurrent"]
+        largest = max(float(np.abs(delta).max()), 1e-300)
+        panels.append(Heat(_("Chunked − recurrent: up to ±{limit}").format(limit=f"{largest:.1e}"), delta.T,
+                           largest, _("position in the sequence"), _("channel")))
+        caption = [f"{_(REGISTRY[comparison.variant].label)} · T = {comparison.length}"]
+        return Scene(self.title(), panels, caption=caption, footer=self.footer())
+
+    def table_outputs(self):
+        rows = []
+        for form, output in self.store.comparison.outputs.items():
+            rows = _long(rows, [form], output)
+        return Table("outputs", _(self.TABLES["outputs"]), ["form", "token", "channel", "value"], rows,
+                     notes=[_("value: the output o_t of one head in float32, no unit; token from 0.")])
+
+    def table_errors(self):
+        rows = [[dtype, a, b, largest, relative]
+                for (dtype, (a, b)), (largest, relative) in self.store.comparison.errors.items()]
+        return Table("errors", _(self.TABLES["errors"]), ["dtype", "form_a", "form_b", "largest_abs", "relative_rms"],
+                     rows, notes=[_("largest_abs: the largest |a − b|; relative_rms: ‖a − b‖ / ‖a‖ (root mean "
+                                    "squares).")])
+
+    def table_mask(self):
+        return Table("mask", _(self.TABLES["mask"]), ["t", "j", "L"], _long([], [], self.store.mask),
+                     notes=[_("L[t, j]: how much token j counts at token t (empty: j after t).")])
+
+    def table_cost(self):
+        curve = self.store.curve
+        rows = []
+        if curve is not None:
+            for form, points in curve.times.items():
+                wall = dict(curve.wall.get(form, []))
+                rows += [[form, T, 1000 * seconds, 1000 * wall.get(T, float("nan"))] for T, seconds in points]
+        return Table("cost", _(self.TABLES["cost"]), ["form", "T", "cpu_ms", "wall_ms"], rows,
+                     notes=[_("Measured on the machine that made this file (empty: not measured yet).")])
+
+
 def _fade(colour, amount):
     from app.export.draw import fade
     return fade(colour, amount)
 
 
-PAGES = {page.slug: page for page in (StatePage, TwoBillsPage)}
+PAGES = {page.slug: page for page in (TwoBillsPage, StatePage, TransitionPage, MemoryFailsPage,
+                                      ParallelRecurrentPage)}

@@ -19,6 +19,7 @@ class Heat:
     x_label: str = ""
     y_label: str = ""
     row_labels: list | None = None          # a rows picture names its rows instead of numbering them
+    col_labels: list | None = None          # … and its columns (a table of questions × answers)
 
 
 @dataclass
