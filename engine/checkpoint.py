@@ -10,9 +10,12 @@ sha256. Loading checks all three and refuses anything that does not match with a
 (a ValueError; FileNotFoundError when a file is missing).
 
 A checkpoint is untrusted input (a deployed folder can be edited), so loading allocates nothing
-before every check that can be made on the files themselves has passed: both files are listed in the
-manifest and hash as it says, the config is within LIMITS, and the safetensors header (read without
-the tensors) names exactly the tensors, shapes and float dtypes of that config.
+before the checks that can be made on the files themselves have passed: both files are listed in the
+manifest and hash as it says, the config is within LIMITS and its model within MAX_WEIGHTS (counted
+from the config by `weights_bound`, before the model is built), and the safetensors header (read
+without the tensors) holds at most MAX_WEIGHTS numbers, then exactly the model's tensors, shapes and
+float dtypes. (Not a model on PyTorch's meta device: its first use imports torch._dynamo, seconds
+and ~100 MB per server process.)
 """
 import hashlib
 import json
@@ -34,7 +37,7 @@ MANIFEST = "MANIFEST.json"
 # weights), far below what would exhaust a server's memory
 LIMITS = {"vocab_size": 65_536, "d_model": 4096, "n_layers": 64, "n_heads": 64, "d_k": 4096, "d_v": 4096,
           "mlp_ratio": 16, "conv_size": 64, "gate_rank": 4096, "chunk_size": 4096}
-MAX_WEIGHTS = 50_000_000                  # numbers in one checkpoint (200 MB in float32)
+MAX_WEIGHTS = 20_000_000                  # numbers in one checkpoint (80 MB in float32; shipped: 67k)
 FLOAT_DTYPES = {"F16", "BF16", "F32", "F64"}
 
 
@@ -88,11 +91,9 @@ def load(path, *, device="cpu"):
         raise CheckpointError(f"checksum mismatch for {path.name}: the sidecar says {sidecar['sha256']}, the "
                               f"file hashes to {actual}; the file is corrupted or was replaced")
     config = model_config(sidecar)
-    with torch.device("meta"):                         # shapes only: no memory behind these tensors
-        expected = {key: tuple(t.shape) for key, t in TinyLM(config).state_dict().items()}
-    if sum(math.prod(shape) for shape in expected.values()) > MAX_WEIGHTS:
-        raise CheckpointError(f"{path.name}: its config makes more than {MAX_WEIGHTS:,} weights")
-    _check_header(path, config, expected)
+    header = _read_header(path)
+    model = TinyLM(config)                                     # at most MAX_WEIGHTS numbers (model_config)
+    _check_header(path, config, header, {key: tuple(t.shape) for key, t in model.state_dict().items()})
     try:
         weights = load_file(path)
     except (SafetensorError, OSError, ValueError) as error:
@@ -100,7 +101,6 @@ def load(path, *, device="cpu"):
     for key, t in weights.items():
         if not torch.isfinite(t).all():
             raise CheckpointError(f"{path.name}: {key} holds NaN or infinite values")
-    model = TinyLM(config)
     model.load_state_dict(weights, strict=True)
     return model.to(device).eval(), sidecar
 
@@ -124,7 +124,7 @@ def read_sidecar(side):
 
 
 def model_config(sidecar):
-    """The sidecar's ModelConfig, refused when malformed or beyond LIMITS."""
+    """The sidecar's ModelConfig, refused when malformed, beyond LIMITS or above MAX_WEIGHTS."""
     try:
         config = ModelConfig.from_dict(sidecar["config"])
     except (TypeError, ValueError) as error:
@@ -133,16 +133,38 @@ def model_config(sidecar):
     if too_big:
         raise CheckpointError(f"the sidecar's model config is beyond this engine's bounds: "
                               + ", ".join(f"{name} = {value} > {LIMITS[name]}" for name, value in too_big.items()))
+    if weights_bound(config) > MAX_WEIGHTS:
+        raise CheckpointError(f"the sidecar's model config makes more than {MAX_WEIGHTS:,} weights")
     return config
 
 
-def _check_header(path, config, expected):
-    """The file's tensor names, shapes and dtypes from its header alone, against `expected` {key: shape}."""
+def weights_bound(c):
+    """An upper bound of TinyLM(c)'s number of weights, from the config alone (nothing is built).
+
+    Per layer: q, k, v, the output and the short convolution over W = H(2d_k + d_v) channels; up to
+    two low-rank gates (D → rank → W at most); up to four per-head gates from D; per-channel vectors;
+    norms; the MLP. tests/test_checkpoint_safety.py checks it against every variant."""
+    width = c.n_heads * (2 * c.d_k + c.d_v)
+    mixer = width * (2 * c.d_model + c.conv_size + 8) + 2 * (c.d_model + width + 1) * c.gate_rank \
+        + 4 * c.n_heads * (c.d_model + 1) + c.d_v
+    mlp = 2 * c.mlp_ratio * c.d_model ** 2 + (c.mlp_ratio + 2) * c.d_model if c.mlp else 0
+    return 2 * c.vocab_size * c.d_model + c.d_model + c.n_layers * (mixer + mlp + 2 * c.d_model)
+
+
+def _read_header(path):
+    """{tensor name: (shape, dtype)} from the file's header alone; refused above MAX_WEIGHTS numbers."""
     try:
         with safe_open(path, framework="pt") as f:
             header = {key: (tuple(f.get_slice(key).get_shape()), f.get_slice(key).get_dtype()) for key in f.keys()}
     except (SafetensorError, OSError, ValueError) as error:
         raise CheckpointError(f"{path.name} is not a readable safetensors file: {error}") from None
+    if sum(math.prod(shape) for shape, _dtype in header.values()) > MAX_WEIGHTS:
+        raise CheckpointError(f"{path.name} holds more than {MAX_WEIGHTS:,} numbers")
+    return header
+
+
+def _check_header(path, config, header, expected):
+    """The header's tensor names, shapes and dtypes against `expected` {key: shape} of the model."""
     missing, unexpected = sorted(set(expected) - set(header)), sorted(set(header) - set(expected))
     if missing or unexpected:
         raise CheckpointError(f"{path.name} does not fit a {config.variant} TinyLM with this config: "

@@ -16,6 +16,7 @@ from safetensors.torch import save_file
 from app import checkpoints
 from engine import checkpoint
 from engine.model import ModelConfig, TinyLM
+from engine.ops import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "assets" / "checkpoints"
@@ -80,34 +81,40 @@ def test_a_file_missing_from_the_manifest_is_refused(saved):
 
 
 @pytest.fixture
-def nothing_allocated(monkeypatch):
-    """Fail if the loader reads tensors or builds a model anywhere but on the meta device."""
-    real = checkpoint.TinyLM
-
-    def meta_only(config):
-        assert torch.empty(0).device.type == "meta", "a TinyLM was built with real memory"
-        return real(config)
-
-    monkeypatch.setattr(checkpoint, "TinyLM", meta_only)
+def built(monkeypatch):
+    """The configs of the models the loader builds; reading the tensors fails the test."""
+    configs, real = [], checkpoint.TinyLM
+    monkeypatch.setattr(checkpoint, "TinyLM", lambda config: configs.append(config) or real(config))
     monkeypatch.setattr(checkpoint, "load_file", lambda *a, **k: pytest.fail("tensors were read"))
+    return configs
 
 
-@pytest.mark.parametrize("changes, message", [
-    ({"d_model": 10 ** 6}, "beyond this engine's bounds"),
-    ({"vocab_size": 10 ** 9}, "beyond this engine's bounds"),
-    ({"n_layers": 64, "d_model": 4096, "n_heads": 64}, "more than"),       # each within bounds, too many weights
-    ({"d_model": 512}, "shape"),                                           # plausible, but not this file
-    ({"n_layers": 3}, "does not fit"),
+@pytest.mark.parametrize("changes, message, builds", [
+    ({"d_model": 10 ** 6}, "beyond this engine's bounds", False),
+    ({"vocab_size": 10 ** 9}, "beyond this engine's bounds", False),
+    ({"n_layers": 64, "d_model": 4096, "n_heads": 64}, "more than", False),   # each within bounds: too many weights
+    ({"d_model": 512}, "shape", True),                                      # plausible and small, not this file
+    ({"n_layers": 3}, "does not fit", True),
 ])
-def test_an_oversized_or_mismatched_config_is_refused_before_any_allocation(saved, nothing_allocated, changes,
-                                                                            message):
+def test_an_oversized_or_mismatched_config_is_refused_before_any_allocation(saved, built, changes, message,
+                                                                            builds):
     config = {**tiny().config.to_dict(), "d_k": None, "d_v": None, **changes}
     edit_sidecar(saved, config=config)
     with pytest.raises(checkpoint.CheckpointError, match=message):
         checkpoint.load(saved)
+    assert len(built) == builds                 # an oversized model is never built; no tensor is ever read
 
 
-def test_a_header_with_integer_tensors_is_refused_before_reading_them(saved, nothing_allocated):
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("sizes", [{}, {"d_model": 24, "n_heads": 3, "mlp": True, "gate_rank": 5, "conv_size": 2},
+                                   {"d_model": 16, "n_heads": 2, "d_k": 32, "d_v": 4, "n_layers": 3, "vocab_size": 7}])
+def test_the_weights_bound_is_an_upper_bound(variant, sizes):
+    config = ModelConfig(variant=variant, **{"vocab_size": 32, "d_model": 16, "n_layers": 1, **sizes})
+    actual = sum(t.numel() for t in TinyLM(config).state_dict().values())        # what a file holds
+    assert actual <= checkpoint.weights_bound(config) <= 4 * actual
+
+
+def test_a_header_with_integer_tensors_is_refused_before_reading_them(saved, built):
     weights = {key: torch.zeros(t.shape, dtype=torch.int32) for key, t in tiny().state_dict().items()}
     save_file(weights, saved)
     edit_sidecar(saved)
@@ -122,6 +129,7 @@ import json, resource, sys
 import torch
 from engine import checkpoint
 from engine.model import ModelConfig, TinyLM
+from engine.ops import VARIANTS
 path = {str(tmp_path / 'deltanet.safetensors')!r}
 checkpoint.save(path, TinyLM(ModelConfig(variant="deltanet", vocab_size=32, d_model=16, n_layers=1, n_heads=2)))
 side = checkpoint.sidecar_path(path)
