@@ -127,7 +127,7 @@ RECORDS = (
                        N_(r"$v_t k_t^\top$ with $k \leftrightarrow B_t$, $q \leftrightarrow C_t$, $v \leftrightarrow "
                           r"\Delta_t x_t$"),
                        '$S_t q_t + D x_t$',
-                       r"$A = -\exp(A_{\log}),\ \Delta = \mathrm{softplus}(\cdot + b_\Delta)$"),
+                       r"$A = -\exp(A_{\log})$, $\Delta = \mathrm{softplus}(\cdot + b_\Delta)$"),
         special=N_('Each word chooses how much to forget, one amount for the whole summary. The answer also gets'
                ' a shortcut: a copy of the input added straight to the output.'),
         special_formula=N_(r"$\alpha_t = \exp(\Delta_t A_h)$ with a step $\Delta_t$ computed from the token; the write "

@@ -248,6 +248,6 @@ def test_superiore_says_what_our_tiny_version_leaves_out(variant):
         left_out = _(REGISTRY[variant].left_out)
         assert left_out in view.rule.superiore and left_out not in view.rule.elementare
         state = StateView(store=StateStore(variant=variant), session=session)
-        assert left_out in state.rule.superiore and left_out not in state.rule.elementare
+        assert left_out == state.left_out.superiore and not state.left_out.elementare   # under the pictures
     assert "xPos" in REGISTRY["retnet"].left_out and "output gate" in REGISTRY["mamba2"].left_out
     assert "token shift" in REGISTRY["rwkv6"].left_out and "token shift" in REGISTRY["rwkv7"].left_out

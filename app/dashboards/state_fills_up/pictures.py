@@ -58,7 +58,7 @@ class HeadPanel:
         if name == "state":
             title = _("Head {n}: memory S").format(n=number) if self.name is None \
                 else _("{name}: memory S").format(name=self.name)
-            return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=320, height=290),
+            return (MatrixPicture(title, _("key dimension"), _("value dimension"), d_v, d_k, width=320, height=270),
                     _("The summary is a grid of 16 × 16 numbers. Every pair that is stored (a label and its "
                       "information) adds its own pattern; the grid never grows, it only gets more crowded."),
                     _("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$, here $16 \\times 16$: its size does "
@@ -68,14 +68,14 @@ class HeadPanel:
             title = _("Head {n}: value cache").format(n=number) if self.name is None \
                 else _("{name}: value cache").format(name=self.name)
             return (MatrixPicture(title, _("value dimension"), _("position in the sequence"), 1, d_v,
-                                  width=320, height=290),
+                                  width=320, height=270),
                     _("Softmax attention keeps no summary: it writes every word in its notebook of notes, "
                       "one row each. The notebook grows with every word and nothing is ever freed."),
                     _("The KV cache holds $k_i, v_i$ for every past token $i \\le t$; it grows as $O(t)$. "
                       "Shown: the values $v_i$, one row per token."))
         if name == "change":
             return (MatrixPicture(_("What changes now"), _("key dimension"), _("value dimension"),
-                                  d_v, d_k, width=300, height=290),
+                                  d_v, d_k, width=300, height=270),
                     _("Everything this word changes in the summary: what it writes, minus what fades or is "
                       "erased. A question or a pause changes nothing, unless the summary forgets."),
                     _("The whole update $\\Delta S_t = S_t - S_{t-1} = S_{t-1}(A_t - I) + $ write, with $A_t$ "
@@ -115,7 +115,7 @@ class HeadPanel:
                       "same bar everywhere; linear attention and DeltaNet keep $1$)."))
         if name == "attention":
             return (BarsPicture(_("Where the question looks"), _("position in the sequence"),
-                                _("attention weight"), 1, width=300, height=290, color="#b35806"),
+                                _("attention weight"), 1, width=300, height=270, color="#b35806"),
                     _("How much the question looks at each note of the notebook. A single tall bar means it "
                       "found its label."),
                     _("The attention weights $\\mathrm{softmax}_i(q_t^\\top k_i)$ over the cache; the answer "
@@ -141,7 +141,8 @@ class HeadPanel:
             if self.name is not None:                      # trained mode words some cards its own way
                 plain = _(TRAINED_PLAIN[name]).format(size=self.d_k) if name in TRAINED_PLAIN else plain
                 formulas = _(TRAINED_FORMULA[name]) if name in TRAINED_FORMULA else formulas
-            parts = [pn.pane.Bokeh(picture.figure)]
+            main = name in ("state", "cache", "change", "attention", "readout") and self.head == 0
+            parts = [pn.Column(pn.pane.Bokeh(picture.figure), margin=0, css_classes=["main-picture"] if main else [])]
             if name == "readout" and self.name is None:
                 parts.append(self.answer)
             width = picture.figure.width + 10
@@ -151,9 +152,7 @@ class HeadPanel:
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
-            main = name in ("state", "cache", "change", "attention", "readout") and self.head == 0
-            self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0),
-                                         css_classes=["main-picture"] if main else [])
+            self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0))
         return self.cards[name]
 
     def show_notes(self, shown):

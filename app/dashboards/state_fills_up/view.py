@@ -64,6 +64,7 @@ class StateView(DashboardView):
         self.caption = FrameText(stylesheets=[CAPTION_CSS], margin=(2, 10), sizing_mode="stretch_width")
         self.prediction = FrameText(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
+        self.left_out = Explanation(session, sizing_mode="stretch_width")
         self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
         self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
                             for _h in self.heads]
@@ -132,6 +133,7 @@ class StateView(DashboardView):
         # the point first: what the token does, then the memory and its answer; how to read it below
         return pn.Column(title(_("The state fills up")), self.rule, self.strip, point_box(self.caption), self.player,
                          self.prediction, self.memory, self.mechanism_area, self.trained_area, self.strip_help,
+                         self.left_out,
                          self.about, sizing_mode="stretch_width")
 
     def _reconfigure(self, *_events):
@@ -153,8 +155,8 @@ class StateView(DashboardView):
         record = REGISTRY[variant]
         name = _(record.label)
         self.rule.elementare = f"**{name}.** " + _(record.rule)
-        self.rule.superiore = (f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
-                               + "\n\n" + _(record.left_out))
+        self.rule.superiore = f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
+        self.left_out.superiore = _(record.left_out)          # under the pictures: the point comes first
 
     def _configure_mechanism(self):
         store, result = self.store, self.store.result

@@ -145,6 +145,7 @@ def _table_html(found, superiore, _language):
             name += f' <span class="mark">{html.escape(mark)}</span>'
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog
         rows.append(f'<tr class="{kind}" data-variant="{variant}"><td class="name">{name}</td>{body}</tr>')
-    widths = '<col style="width: 15%">' + "".join(f'<col style="width: {85 / (len(columns) - 1):.1f}%">'
-                                                   for _c in columns[1:])
+    # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow)
+    shares = (13, 20, 19, 20, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
+    widths = "".join(f'<col style="width: {share}%">' for share in shares)
     return f"<table><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"

@@ -1,0 +1,78 @@
+"""Every page at 1366×768 (a classroom projector), sidebar open, both languages and both levels: nothing
+scrolls sideways, neither the window nor the page's own scrolling area (#main, where a too-wide table
+once hid), and the page's main pictures and its point sit inside the first screen."""
+import pytest
+
+from first_screen import PROJECTOR, WIDE, check_first_screen
+
+WIDTH_JS = """() => { const main = document.querySelector('#main');
+  return [main.scrollWidth, main.clientWidth, document.scrollingElement.scrollWidth, innerWidth]; }"""
+
+TITLE_SIZE_JS = """() => {            // the page title's type size, found through the shadow roots
+  const find = (root) => { const h1 = root.querySelector('h1'); if (h1) return h1;
+    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { const f = find(el.shadowRoot); if (f) return f; } }
+    return null; };
+  return parseFloat(getComputedStyle(find(document)).fontSize); }"""
+
+# (path, number of main pictures): the pages whose first screen is checked here; Two bills, Parallel =
+# recurrent and Architectures have the same check in their own UI tests
+PAGES = [("/state", 3), ("/state?variant=deltanet&preset=overwrite", 3), ("/state?variant=softmax", 3),
+         ("/transition", 3), ("/memory-fails", 2)]
+
+
+@pytest.mark.parametrize("path,pictures", PAGES)
+def test_the_point_is_on_the_first_screen(chromium, server, path, pictures):
+    assert check_first_screen(chromium, server, path, pictures) == []
+
+
+@pytest.mark.parametrize("viewport", [PROJECTOR, WIDE], ids=["1366", "1920"])
+def test_no_page_scrolls_sideways(chromium, server, viewport):
+    paths = ["/", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent", "/architectures",
+             "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
+    wide = []
+    context = chromium.new_context(viewport=viewport)
+    page = context.new_page()
+    try:
+        for lang in ("it", "en"):
+            for level in ("elementare", "superiore"):
+                for path in paths:
+                    page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
+                    page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
+                    page.locator(".bk-Figure").first.wait_for(timeout=60_000) if path != "/" else None
+                    page.wait_for_timeout(300)
+                    main, main_view, whole, window = page.evaluate(WIDTH_JS)
+                    if main > main_view or whole > window:
+                        wide.append(f"{path} {lang}/{level}: #main {main} > {main_view} or page {whole} > {window}")
+    finally:
+        context.close()
+    assert wide == []
+
+
+def test_presenter_mode_folds_the_sidebar_and_enlarges_the_type(chromium, server):
+    context = chromium.new_context(viewport=PROJECTOR)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/transition?lang=en")
+        page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
+        normal = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--lineare-scale')")
+        normal_title = page.evaluate(TITLE_SIZE_JS)
+        assert page.locator("#sidebar").first.is_visible()
+        page.get_by_role("button", name="Presenter mode").click()
+        page.wait_for_url("**present=1**", timeout=30_000)
+        page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(500)
+        assert not page.locator("#sidebar").first.is_visible()
+        present_title = page.evaluate(TITLE_SIZE_JS)
+        assert normal.strip() == "" and page.evaluate(
+            "getComputedStyle(document.documentElement).getPropertyValue('--lineare-scale')").strip() == "1.25"
+        # the navigation keeps presenter mode, and the ☰ button still opens the sidebar for a knob
+        assert "present=1" in page.locator('nav a[aria-current="page"]').get_attribute("href")
+        page.locator("#sidebar-toggle").click()
+        page.locator("#sidebar").first.wait_for(state="visible", timeout=10_000)
+        main, main_view, whole, window = page.evaluate(WIDTH_JS)
+        assert main <= main_view and whole <= window
+        assert page.get_by_role("button", name="Leave presenter mode").is_visible()
+        assert page.get_by_role("button", name="Full screen").is_visible()
+    finally:
+        context.close()
+    assert present_title == pytest.approx(1.25 * normal_title)
