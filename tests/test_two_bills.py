@@ -7,14 +7,17 @@ import sys
 import numpy as np
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from app.dashboards.two_bills import model as two_bills
 from app.dashboards.two_bills.calculator import CUSTOM, PRESETS, CalculatorStore
 from app.dashboards.two_bills.model import (GenerationStore, affordable_tokens, format_bytes, format_power,
-                                            layer_gates, prefill, random_tokens, rolling_median)
+                                            layer_gates, multiply_adds, prefill, random_tokens, rolling_median,
+                                            work_crossing)
 from app.i18n import language
 from app.urlstate import read_query
 from engine.ops import forward
+from engine.ops.recurrent import STEPS, gates_at
 from engine.ops.states import KVCache, state_bytes
 
 
@@ -25,7 +28,7 @@ def args(**values):
 # ------------------------------------------------------------------------------ generation
 
 def test_the_cache_grows_by_one_key_and_value_per_token_and_the_state_does_not():
-    store = GenerationStore(tokens=32, heads=2, dim=16)
+    store = GenerationStore(tokens=32, heads=2, dim=16, context=0)
     result = store.result
     H, d, b = 2, 16, 4
     assert result.tokens == 32 and list(result.held) == list(range(1, 33))
@@ -86,6 +89,68 @@ def test_a_limited_run_says_so(monkeypatch):
     monkeypatch.setattr(two_bills, "WORK_BUDGET", 2 * 2 * 16 * 512 * 10)      # about 10 tokens
     store = GenerationStore(tokens=64, heads=2, dim=16, context=512)
     assert store.result.requested == 64 and two_bills.MIN_TOKENS <= store.result.tokens < 64
+
+
+def test_the_page_opens_where_the_cache_already_leads():
+    """Its lesson on the first screen: with the default settings the cache is bigger than the state
+    from the first generated token, and the crossing (marked on the picture) lies inside the run."""
+    result = GenerationStore().result
+    assert result.context > 0 and result.kv_cache_bytes[0] > result.state_bytes[0]
+    assert 1 <= result.crossing <= result.held[0]
+    assert multiply_adds(result.held[:1], result.heads, result.dim, result.dim)[0][0] > \
+        multiply_adds(result.held[:1], result.heads, result.dim, result.dim)[1]      # and does more work
+
+
+@pytest.mark.parametrize("variant", ["softmax", *two_bills.STATE_VARIANTS])
+def test_the_work_bill_counts_the_engines_multiply_adds(variant):
+    """multiply_adds against PyTorch's FLOP counter on the engine's own step (2 FLOPs a multiply-add). It
+    counts matrix products only: softmax's scores and weighted values are two, all of its work; a state
+    step's read S q is one, and its write, v kᵀ added to S entry by entry (d_k d_v multiply-adds per
+    head), and a decay (multiplications only) are elementwise, unseen by the counter."""
+    heads, dim, context = 2, 16, 40
+    generator = torch.Generator().manual_seed(1)
+    cache, state = prefill("linear" if variant == "softmax" else variant, context, heads, dim, generator)
+    q, k, v = random_tokens(generator, 1, heads, dim)
+    gates = {} if variant == "softmax" else gates_at(variant, layer_gates(variant, heads, dim, 1), 0)
+    with FlopCounterMode(display=False) as counter:
+        STEPS[variant](cache if variant == "softmax" else state, q[:, 0], k[:, 0], v[:, 0], **gates)
+    softmax, fixed = multiply_adds([context + 1], heads, dim, dim)
+    seen = softmax[0] if variant == "softmax" else fixed - heads * dim * dim                 # less the write
+    assert counter.get_total_flops() == 2 * seen
+
+
+def test_twice_the_text_four_times_the_work():
+    heads, d_k, d_v = 4, 64, 32
+    for n in (100, 1000):
+        softmax, state = multiply_adds(np.arange(1, n + 1), heads, d_k, d_v)
+        double_softmax, _state = multiply_adds(np.arange(1, 2 * n + 1), heads, d_k, d_v)
+        assert double_softmax.sum() / softmax.sum() == pytest.approx(4, rel=0.01)        # a triangle
+        assert softmax.sum() == heads * n * (n + 1) // 2 * (d_k + d_v)                    # the calculator's count
+    # the crossing: the first token whose softmax row is wider than the state's
+    for d_k, d_v in ((64, 64), (64, 32), (16, 16)):
+        at = work_crossing(d_k, d_v)
+        softmax, state = multiply_adds([at - 1, at], 1, d_k, d_v)
+        assert softmax[0] <= state < softmax[1]
+
+
+def test_each_step_is_timed_several_times_and_the_shortest_kept(monkeypatch):
+    """A step is a pure function of the state before it: running it again changes nothing but the clock."""
+    calls = []
+    real_step = two_bills.step
+    monkeypatch.setattr(two_bills, "step", lambda *a, **k: calls.append(a[0]) or real_step(*a, **k))
+    result = two_bills.generate("linear", 0, 8, 1, 16, seed=3, repeats=3)
+    once = two_bills.generate("linear", 0, 8, 1, 16, seed=3, repeats=1)
+    assert calls.count("softmax") == 1 + 3 * 8 + 1 + 8              # a warm-up step each, then every step
+    np.testing.assert_array_equal(result.kv_cache_bytes, once.kv_cache_bytes)
+    assert two_bills.generate("linear", 32768, 128, 4, 64, seed=0).tokens == two_bills.MIN_TOKENS
+
+
+def test_at_the_opening_the_softmax_step_is_measurably_slower():
+    """The difference on the time plot is real: with 1,024 tokens already in memory (4 heads of 64) the
+    softmax step reads and copies 2 MB of cache, the state step 64 kB of state; the shortest of three
+    runs keeps the load of a shared machine out of it. (Timing: generous bounds.)"""
+    result = two_bills.generate("linear", 1024, 32, 4, 64, seed=0)
+    assert np.median(result.softmax_ms) > 1.5 * np.median(result.state_ms)
 
 
 def test_rolling_median():
@@ -242,7 +307,7 @@ def test_url_values_are_cleaned_with_notices():
     with language("en"):
         values, notices = read_query(GenerationStore, GenerationStore.URL, args(
             variant="softmax", context=5000, tokens=1e9, heads=3, dim="abc", seed=-4))
-    assert values == {"variant": "linear", "context": 0, "tokens": 64, "heads": 4, "dim": 64, "seed": 0}
+    assert values == {"variant": "linear", "context": 512, "tokens": 64, "heads": 4, "dim": 64, "seed": 0}
     assert len(notices) == 6
     with language("it"):
         values, notices = read_query(CalculatorStore, CalculatorStore.URL, args(

@@ -1,6 +1,7 @@
 """The point of a page on the first screen of a classroom projector (1366×768), sidebar open: its main
 pictures (`.main-picture`) and the sentence that says what to notice (`.point`) inside the window,
-and no sideways scrolling. Used by the pages' UI tests."""
+and no sideways scrolling, neither of the window nor of the page's scrolling area (#main). Used by the
+pages' UI tests."""
 PROJECTOR = {"width": 1366, "height": 768}
 WIDE = {"width": 1920, "height": 1080}
 
@@ -29,10 +30,13 @@ def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
                 page.wait_for_timeout(500)                        # the last layout pass
                 if not page.locator("#sidebar").first.is_visible():
                     problems.append(f"{where}: the sidebar is closed")
-                size = page.evaluate("[innerWidth, innerHeight, document.scrollingElement.scrollWidth]")
-                width, height, scroll_width = size
-                if scroll_width > width:
-                    problems.append(f"{where}: scrolls sideways ({scroll_width} > {width})")
+                size = page.evaluate("[innerWidth, innerHeight, document.scrollingElement.scrollWidth, "
+                                     "...(m => m ? [m.scrollWidth, m.clientWidth] : [0, 0])"
+                                     "(document.querySelector('#main'))]")
+                width, height, scroll_width, main_width, main_view = size
+                if scroll_width > width or main_width > main_view:
+                    problems.append(f"{where}: scrolls sideways (page {scroll_width} > {width} or "
+                                    f"#main {main_width} > {main_view})")
                 shown = page.locator(".main-picture")
                 if shown.count() != pictures:
                     problems.append(f"{where}: {shown.count()} main pictures, not {pictures}")

@@ -1,6 +1,8 @@
 """Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
+from first_screen import WIDE, check_first_screen
+
 PAGE = "/two-bills"
 STATUS = re.compile(r"^Token \d+ (of|di) \d+")
 
@@ -17,6 +19,24 @@ def memory_picture(page):
     return page.locator(".bk-Figure").first.screenshot()
 
 
+def calculator_model(page):
+    """The calculator's model choice (the sidebar may hold other, hidden choices before it)."""
+    return page.locator("select", has=page.locator("option", has_text="RetNet-6.7B"))
+
+
+def work_picture(page):
+    return page.locator(".main-picture").nth(1).screenshot()
+
+
+CANVAS_TEXTS = """() => [...Bokeh.documents[0].all_models]
+    .filter(m => ['Title', 'Label'].includes(m.constructor.__name__) && m.visible).map(m => m.text)"""
+
+
+def wait_for_canvas_text(page, text, timeout=15_000):
+    """Titles and labels Bokeh paints on its canvas (not in the DOM): wait until one reads `text`."""
+    page.wait_for_function(f"() => ({CANVAS_TEXTS})().includes({text!r})", timeout=timeout)
+
+
 def test_loads_offline_in_both_languages_and_switches(open_page):
     visit = open_page(locale="it-IT")
     page = visit.open(f"{PAGE}?tokens=16")                   # no ?lang=: the browser's language decides
@@ -26,12 +46,12 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     assert page.locator(".bk-Figure").count() >= 4          # memory, time, measurements, calculator
     texts = " ".join(visit.text())
     assert "Cache KV a 131.072 token" in texts              # numbers written the Italian way
-    assert "Generating, one token at a time" not in texts and "The bill for real models" not in texts
+    assert "Time per token, measured on this server" not in texts and "The bill for real models" not in texts
     assert visit.errors == [] and visit.remote == []
 
     page.get_by_role("button", name="English").click()
     page.get_by_role("heading", name="Two bills", exact=True).wait_for()
-    page.get_by_role("heading", name="Generating, one token at a time").wait_for()
+    page.get_by_role("heading", name="Time per token, measured on this server").wait_for()
     assert "lang=en" in page.url and "tokens=16" in page.url
     texts = " ".join(visit.text())
     assert "KV cache at 131,072 tokens" in texts and "Il conto per i modelli veri" not in texts
@@ -41,17 +61,20 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
 
 def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     visit = open_page()
-    page = visit.open(f"{PAGE}?lang=en&tokens=32&heads=2&dim=16&t=0")
+    page = visit.open(f"{PAGE}?lang=en&context=0&tokens=32&heads=2&dim=16&t=0")
     wait_for_token(page, 1, 32)
     assert "KV cache (softmax)" in " ".join(visit.text())
-    before = memory_picture(page)
+    wait_for_canvas_text(page, "So far: softmax 64, state 1,024")   # token 1: 2 heads × 1 × (16 + 16), 2 × 2 × 16²
+    before, work = memory_picture(page), work_picture(page)
     page.locator("body[data-lineare-keys=ready]").wait_for(state="attached")
     page.get_by_role("heading", name="Two bills", exact=True).click()   # focus on the page, not a control
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowRight")
     wait_for_token(page, 3, 32)
     page.get_by_text("768 B", exact=True).wait_for()       # 3 tokens × 2 heads × (16 + 16) numbers × 4 B
-    assert memory_picture(page) != before
+    # softmax 2 heads × (1 + 2 + 3) tokens × (16 + 16), the state 3 × 2 heads × 2 × 16 × 16
+    wait_for_canvas_text(page, "So far: softmax 384, state 3,072")
+    assert memory_picture(page) != before and work_picture(page) != work      # the rows grow with the player
     page.get_by_role("button", name="▶ Play").click()
     page.get_by_role("button", name="❚❚ Pause").click()
     # fewer tokens: a new run, shown whole
@@ -59,7 +82,7 @@ def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     wait_for_token(page, 16, 16)
     page.wait_for_function("() => window.location.search.includes('tokens=16')")
     # the calculator: another model, another bill
-    page.locator("select").nth(1).select_option(label="RetNet-6.7B")
+    calculator_model(page).select_option(label="RetNet-6.7B")
     page.get_by_text("134 MB", exact=True).first.wait_for()  # 32 × 16 × 256 × 512 numbers × 2 bytes
     page.wait_for_function("() => window.location.search.includes('preset=retnet_6_7b')")
     assert visit.errors == []
@@ -71,7 +94,7 @@ def test_a_link_reopens_the_same_view_and_the_level_switches(open_page):
                       f"&dtype=fp16&n=8192&level=superiore")
     wait_for_token(page, 6, 16)
     assert page.locator("select").first.input_value() == "RetNet"
-    assert page.locator("select").nth(1).input_value() == "Mamba-2-2.7B"
+    assert calculator_model(page).input_value() == "Mamba-2-2.7B"
     page.get_by_text("83.9 MB", exact=True).first.wait_for()
     assert page.locator("math").count() >= 10                # formulas at level Superiore
     page.get_by_role("button", name="Elementare").click()
@@ -106,7 +129,23 @@ def test_malformed_url_values_give_notices_and_defaults(open_page):
     assert "“variant”" in texts and "“context”" in texts and "token 1000" in texts and "<b>x" in texts
     wait_for_token(page, 16, 16)                              # t on the last token
     assert page.locator("select").first.input_value() == "Linear attention"
-    assert page.locator("select").nth(1).input_value() == "Llama-3-8B"
+    assert calculator_model(page).input_value() == "Llama-3-8B"
     page.wait_for_function("() => window.location.search.includes('variant=linear')")
     assert page.locator("b:text-is('x')").count() == 0
     assert visit.errors == [] and visit.dialogs == []
+
+
+def test_the_point_is_on_the_first_screen_of_a_projector(chromium, server):
+    """Memory held and the work bill, and the sentence about them, at 1366×768 with the sidebar open, in
+    both languages and levels, and no sideways scrolling; at 1920×1080 too."""
+    assert check_first_screen(chromium, server, PAGE, pictures=2) == []
+    assert check_first_screen(chromium, server, PAGE, pictures=2, viewport=WIDE) == []
+
+
+def test_the_opening_marks_where_the_cache_passes_the_state(open_page):
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en")
+    wait_for_canvas_text(page, "from token 33 the cache is bigger")            # d = 64: equal at d/2
+    wait_for_canvas_text(page, "from token 65 softmax does more per token")     # 2 d_k d_v / (d_k + d_v)
+    assert "The cache has been bigger than the state since token 33." in " ".join(visit.text())
+    assert visit.errors == []

@@ -4,9 +4,12 @@ import html
 
 import numpy as np
 import panel as pn
+from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
+from bokeh.plotting import figure
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.dashboards.two_bills.model import byte_unit
+from app.components.plots import LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, style_figure
+from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
 from app.i18n import _
 from app.variants import REGISTRY
 
@@ -51,7 +54,8 @@ class HistoryChart:
     def __init__(self, store, language):
         self.store = store
         self.picture = CurvesPicture(_("Your measurements: time against context"), _("tokens in memory"),
-                                     _("milliseconds per token (median)"), language=language)
+                                     _("milliseconds per token (median)"), language=language, width=470,
+                                     height=380)
         self.picture.line("softmax_line", color=VERMILLION, width=2, alpha=0.6)
         self.picture.dots("softmax", color=VERMILLION, size=11, alpha=0.9)
         self.picture.line("state_line", color=BLUE, dash="dashed", width=2, alpha=0.6)
@@ -106,3 +110,91 @@ class MemoryChart:
         self.picture.show("cache", [0, n], [0, cache / size])
         self.picture.show("state", [0, n], [state / size] * 2)
         self.picture.show("weights", *(([0, n], [weights / size] * 2) if weights else ([], [])))
+
+
+def crossing_mark(fig, dimension, **align):
+    """A dashed line across `fig` and its words, where one bill overtakes the other (`show_crossing`)."""
+    span = Span(location=0, dimension=dimension, line_color="#52606d", line_dash="dashed", line_width=2,
+                visible=False)
+    words = Label(x=0, y=0, y_offset=4, text="", text_font_size=TICK_SIZE, text_color="#243b53",
+                  background_fill_color="white", background_fill_alpha=0.85, visible=False, **align)
+    fig.add_layout(span)
+    fig.add_layout(words)
+    return span, words
+
+
+def show_crossing(mark, at, text, x, y, inside):
+    """Move the mark to `at` with its words at (x, y) in data units; hidden when the crossing lies
+    outside the picture."""
+    span, words = mark
+    span.update(location=at, visible=inside)
+    words.update(x=x, y=y, text=text, visible=inside)
+
+
+class WorkPicture:
+    """The work bill as areas: one row per token read (from the top down), as wide as the multiply-adds
+    one layer spends on it. Softmax's row grows with the tokens in memory, so its rows make a triangle,
+    the causal half of the n × n table of comparisons (twice the text, four times the area); the state's
+    rows are all alike, a strip. The prompt's rows are drawn at once; the Player reveals one generated
+    row per frame, and the subtitle adds up the work so far."""
+
+    def __init__(self, language, width=470, height=390):
+        self.figure = style_figure(figure(title=_("The work bill: multiply-adds per token"), width=width,
+                                          height=height, x_range=Range1d(0, 1), y_range=Range1d(1, 0)),
+                                   _("multiply-adds to read this token (one layer)"), _("tokens read"))
+        for axis in (self.figure.xaxis, self.figure.yaxis):
+            axis.formatter = number_format(language, decimals=0)
+        self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal", syncable=False)
+        self.figure.add_layout(self.subtitle, "above")
+        self.sources, self.filters, renderers = {}, {}, {}
+        look = {"softmax": dict(fill_color=VERMILLION, line_color=VERMILLION, line_width=2),
+                "state": dict(fill_color=BLUE, line_color=BLUE, line_width=2, line_dash="dashed",
+                              hatch_pattern="/", hatch_color=BLUE, hatch_alpha=0.35)}
+        shade = {"prompt": 0.18, "run": 0.4}                  # the prompt's rows paler than the generated ones
+        for kind in ("softmax", "state"):
+            for part in ("prompt", "run"):
+                name = f"{kind}_{part}"
+                self.sources[name] = ColumnDataSource({"xs": [], "ys": []}, syncable=part == "prompt")
+                view = {}
+                if part == "run":                  # one polygon per frame: the rows read up to that token
+                    self.filters[name] = frame_filter()
+                    view = {"view": CDSView(filter=self.filters[name])}
+                renderers[name] = self.figure.patches("xs", "ys", source=self.sources[name], level="overlay",
+                                                      fill_alpha=shade[part], **look[kind], **view)
+        self.legend = Legend(items=[LegendItem(label=_("softmax"), renderers=[renderers["softmax_run"]]),
+                                    LegendItem(label="", renderers=[renderers["state_run"]])],
+                             orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
+                             padding=4, spacing=14)
+        self.figure.add_layout(self.legend, "below")
+        self.mark = crossing_mark(self.figure, "width", text_align="right")
+
+    def show_run(self, result, model, t):
+        """The bill of a run (a two_bills.model.Generation), the Player at frame t."""
+        H, d = result.heads, result.dim
+        softmax, state = multiply_adds(result.held, H, d, d)                  # [T], one number
+        c, N = result.context, int(result.held[-1])
+        wide = float(max(softmax[-1], state)) * 1.06
+        self.figure.x_range.update(start=0, end=wide)
+        self.figure.y_range.update(start=N * 1.02, end=0)
+        top = float(multiply_adds([c], H, d, d)[0][0])
+        self.sources["softmax_prompt"].data = {"xs": [[0, top, 0]], "ys": [[0, c, c]]} if c else {"xs": [], "ys": []}
+        self.sources["state_prompt"].data = {"xs": [[0, state, state, 0]], "ys": [[0, 0, c, c]]} if c else \
+            {"xs": [], "ys": []}
+        held = [int(h) for h in result.held]
+        self.sources["softmax_run"].data = {"xs": [[0, top, float(w), 0] for w in softmax],
+                                            "ys": [[c, c, h, h] for h in held]}
+        self.sources["state_run"].data = {"xs": [[0, state, state, 0]] * len(held), "ys": [[c, c, h, h] for h in held]}
+        T = len(held)
+        t = min(t, T - 1)
+        for name in ("softmax_run", "state_run"):
+            set_frame(self.filters[name], 1, t)
+        self.legend.items[1].label = {"value": _("state ({model})").format(model=model)}
+        # the work so far, prompt included: Σ softmax rows, and one state row per token
+        prompt = float(multiply_adds(np.arange(1, c + 1), H, d, d)[0].sum())
+        totals = [(prompt + float(softmax[:i + 1].sum()), state * held[i]) for i in range(T)]
+        texts = [_("So far: softmax {softmax}, state {state}").format(
+            softmax=format_power(a), state=format_power(b)) for a, b in totals]
+        self.subtitle.update(text=texts[t], tags=[TEXT_TAG, texts])
+        at = work_crossing(d, d)
+        show_crossing(self.mark, at, _("from token {n} softmax does more per token").format(n=at),
+                      x=wide * 0.98, y=at, inside=at <= N)

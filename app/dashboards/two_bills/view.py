@@ -1,6 +1,6 @@
-"""Two bills, the page: the generation race (the player, the bytes held and the step times of the
-latest run as Bokeh data sources patched at every frame; the session's measurements as a
-chart), then the calculator (calculator_view.py) and what the papers measured."""
+"""Two bills, the page: first the point and the generation race's two bills as pictures (memory held
+and the work bill, revealed by the player token by token), then the step times of the latest run and
+the session's measurements, the calculator (calculator_view.py) and what the papers measured."""
 import html
 
 import numpy as np
@@ -10,13 +10,14 @@ import param
 from app.components.controls import sidebar_label
 from app.components.curves import BLUE, VERMILLION, CurvesPicture
 from app.components.player import FrameText, Player
-from app.components.text import Explanation
+from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.two_bills.calculator import CalculatorStore
 from app.dashboards.two_bills.calculator_view import CalculatorView
 from app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES, STATE_VARIANTS, TOKEN_CHOICES,
                                             GenerationStore, byte_unit, format_bytes, format_ms, rolling_median)
-from app.dashboards.two_bills.pictures import STATUS_CSS, HistoryChart, bill_html, status_pane
+from app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPicture, bill_html, crossing_mark,
+                                               show_crossing, status_pane)
 from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
 from app.variants import REGISTRY
@@ -55,8 +56,9 @@ class TwoBillsView(DashboardView):
         return self.generation.controls()
 
     def __panel__(self):
-        return pn.Column(title(_("Two bills")), self.intro, self.generation, self.calculator, self.papers,
-                         sizing_mode="stretch_width")
+        # the point and its two pictures first (the first screen of a projector), the words after them
+        return pn.Column(title(_("Two bills")), self.generation.opening(), self.intro, self.generation,
+                         self.calculator, self.papers, sizing_mode="stretch_width")
 
 
 def papers(session):
@@ -113,17 +115,21 @@ class GenerationView(pn.viewable.Viewer):
 
         language = current_language()
         self.memory = CurvesPicture(_("Memory held while generating"), _("tokens in memory"), "",
-                                    language=language, legend_columns=2)
+                                    language=language, legend_columns=2, width=470, height=390)
         self.memory.line("prefilled", color=VERMILLION, dash="dotted", width=2)
+        self.memory.line("state_prefilled", color=BLUE, dash="dotted", width=2)
         self.memory.line("cache", color=VERMILLION, width=4)
         self.memory.line("state", color=BLUE, dash="dashed", width=4)
         self.memory.dots("cache_now", color=VERMILLION, size=12, alpha=1.0)
         self.memory.dots("state_now", color=BLUE, marker="square", size=12, alpha=1.0)
         self.memory.label("cache", _("KV cache (softmax)"), ["cache", "cache_now"])
         self.memory.label("state", "", ["state", "state_now"])
-        self.memory.label("prefilled", _("already in memory"), ["prefilled"])
+        self.memory.label("prefilled", _("already in memory"), ["prefilled", "state_prefilled"])
+        self.crossing = crossing_mark(self.memory.figure, "height")
+        self.work = WorkPicture(language)
+        self.point = Explanation(session)
         self.times = CurvesPicture(_("Time per token, measured now"), _("generated token"),
-                                   _("milliseconds per token"), language=language)
+                                   _("milliseconds per token"), language=language, width=470, height=380)
         self.times.dots("softmax_each", color=VERMILLION, alpha=0.35)
         self.times.dots("state_each", color=BLUE, marker="square", alpha=0.35)
         self.times.line("softmax_median", color=VERMILLION, width=4)
@@ -135,7 +141,7 @@ class GenerationView(pn.viewable.Viewer):
         self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.setup = status_pane(margin=(0, 10))
         memory_text = Explanation(
-            session, width=580,
+            session, width=470,
             elementare=_("Softmax attention keeps a label and a piece of information for every word: its "
                          "notebook (solid line) climbs by the same step at every word and is never freed. The "
                          "other layer keeps one summary, a grid of numbers per head (dashed line): after ten "
@@ -146,20 +152,22 @@ class GenerationView(pn.viewable.Viewer):
                         "float32 number. The state holds $H\\,d_k\\,d_v\\,b$ bytes at every $t$. With "
                         "$d_k = d_v = d$ the two are equal at $t = d/2$."))
         times_text = Explanation(
-            session, width=580,
-            elementare=_("How long this server took for each new word (dots) and the typical time of the last "
-                         "9 words (lines). With few words in memory both layers take about the same time: "
-                         "most of it goes into the fixed cost of running the Python code, not into the "
-                         "arithmetic. Fill the notebook with the slider «Tokens already in memory»: the softmax "
-                         "layer slows down, because every new question is compared with all the stored labels; "
-                         "the summary layer does not."),
-            superiore=_("Wall-clock time of one engine step per token (perf_counter), the two layers taking "
-                        "turns so that both see the same load; lines: rolling median over 9 tokens. The softmax "
+            session, width=470,
+            elementare=_("How long this server took for each new word (dots: each step timed three times, the "
+                         "shortest kept) and the typical time of the last 9 words (lines). The page opens with "
+                         "512 words already in the notebook, and the softmax layer is slower: every new question "
+                         "is compared with all the stored labels; the summary layer does the same work as ever. "
+                         "Move the slider «Tokens already in memory» to 0 and both take about the same time: "
+                         "most of it then goes into the fixed cost of running the Python code, not into the "
+                         "arithmetic. Move it up and the softmax layer slows down more and more."),
+            superiore=_("Wall-clock time of one engine step per token (perf_counter), the shortest of three "
+                        "runs of the same step (the load of a shared server only adds time), the two layers "
+                        "taking turns so that both see the same load; lines: rolling median over 9 tokens. The softmax "
                         "step reads the whole cache, $O(t\\,d)$ per head (and this engine also copies it to "
                         "append the new key and value); the state step costs $O(d_k d_v)$ whatever $t$ is. At "
                         "small $t$ the fixed overhead of each Python and PyTorch call dominates both."))
         history_text = Explanation(
-            session, width=580,
+            session, width=470,
             elementare=_("One point per run in this visit, for the current number and size of heads: move the "
                          "slider «Tokens already in memory» and a new point appears. With many tokens in memory "
                          "the softmax points climb along a straight line (twice the tokens, about twice the "
@@ -167,11 +175,26 @@ class GenerationView(pn.viewable.Viewer):
             superiore=_("One point per run (median over its tokens). The softmax step grows as $O(t)$, so "
                         "generating $n$ tokens costs $O(n^2)$ in all; the state step is $O(1)$ in $t$, "
                         "$O(n)$ in all."))
+        work_text = Explanation(
+            session, width=470,
+            elementare=_("One row per word read, from the top down, as wide as the multiplications it costs. "
+                         "Softmax compares each new word with all the words before it, so its rows get longer and "
+                         "longer and make a triangle: half of the square table of every word against every word. "
+                         "Twice the text, four times the area. The summary costs the same for every word: its "
+                         "rows make a strip. With few words the strip is wider; past the dashed line the "
+                         "triangle wins, and it keeps widening."),
+            superiore=_("Multiply-adds of one layer per token read, counted: with $t$ tokens in memory softmax "
+                        "computes $t$ scores $q_t^\\top k_i$ ($d_k$ each) and sums $t$ values ($d_v$ each), "
+                        "$H\\,t\\,(d_k + d_v)$; the state one write $v_t k_t^\\top$ and one read $S_t q_t$, "
+                        "$2 H d_k d_v$ (a decay adds only multiplications). The rows make a triangle, "
+                        "$\\tfrac12 n(n+1)(d_k + d_v)$ per head for $n$ tokens, against a strip $2 n d_k d_v$: "
+                        "they cross at $t = 2 d_k d_v / (d_k + d_v)$, $t = d$ when $d_k = d_v = d$."))
+        self.texts = pn.FlexBox(pn.Column(memory_text, width=470, margin=(0, 12, 0, 0)), work_text,
+                                sizing_mode="stretch_width")
         self.cards = pn.Column(
-            pn.FlexBox(figure_card(self.memory, memory_text), figure_card(self.times, times_text),
-                       sizing_mode="stretch_width"),
-            pn.FlexBox(pn.pane.Bokeh(self.history.chart, margin=(0, 12, 12, 0)),
-                       pn.Column(pn.Spacer(height=40), history_text, width=580), sizing_mode="stretch_width"),
+            heading(_("Time per token, measured on this server")),
+            pn.FlexBox(figure_card(self.times, times_text, width=482),
+                       figure_card(self.history.picture, history_text, width=482), sizing_mode="stretch_width"),
             sizing_mode="stretch_width")
         store.param.watch(self._reconfigure, ["result"])
         store.param.watch(self._draw_setup, ["measuring"])
@@ -201,9 +224,16 @@ class GenerationView(pn.viewable.Viewer):
                 label(_("Heads")), radio(store.param.heads, HEAD_CHOICES),
                 label(_("Size of each head (d_k = d_v)")), radio(store.param.dim, DIM_CHOICES), seed, again]
 
+    def opening(self):
+        """The point, the player and the two bills as pictures: what a projector shows first."""
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        pictures = pn.FlexBox(main(self.memory.figure, (0, 12, 6, 0)), main(self.work.figure, (0, 0, 6, 0)),
+                              sizing_mode="stretch_width")
+        return pn.Column(point_box(self.point), self.player, pictures, self.status, self.texts, self.setup,
+                         sizing_mode="stretch_width")
+
     def __panel__(self):
-        return pn.Column(heading(_("Generating, one token at a time")), self.setup, self.player, self.status,
-                         self.cards, sizing_mode="stretch_width")
+        return self.cards
 
     def _reconfigure(self, *events):
         result = self.store.result
@@ -218,16 +248,39 @@ class GenerationView(pn.viewable.Viewer):
             self.memory.set_ranges(x=(0, result.held[-1] + max(1, result.held[-1] // 50)),
                                    y=(0, 1.12 * cache_max / size))
             self.memory.items["prefilled"].visible = bool(result.context)
+            held = int(result.held[-1])
+            show_crossing(self.crossing, result.crossing, _("from token {n} the cache is bigger").format(
+                n=format_number(result.crossing)), x=result.crossing + held / 60, y=0.96 * cache_max / size,
+                inside=result.crossing <= held)
+            self._draw_point(result)
             if result.context:
                 first = result.kv_cache_bytes[0] - result.bytes_per_token
                 self.memory.show("prefilled", [0, result.context], [0, first / size])
+                self.memory.show("state_prefilled", [0, result.context], [result.state_bytes[0] / size] * 2)
             else:
                 self.memory.show("prefilled", [], [])
+                self.memory.show("state_prefilled", [], [])
             # the scale follows the typical times; a single token slowed down by the machine may fall off the top
             top = max(rolling_median(result.softmax_ms).max(), rolling_median(result.state_ms).max())
             self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))
             self._draw_setup()
             self._send_run(result.tokens - 1 if events else self.player.frame(), show_whole=bool(events))
+
+    def _draw_point(self, result):
+        crossing = format_number(result.crossing)
+        self.point.param.update(
+            elementare=_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for "
+                         "every word it has read (solid line, left): from word {crossing} on they take more room "
+                         "than the fixed-size summary (dashed line), and they keep growing. Its work grows faster "
+                         "still (right): each new word is compared with all the words before it, so twice the "
+                         "text is four times the work (the triangle), while the summary does the same fixed "
+                         "update for every word (the strip).").format(crossing=crossing),
+            superiore=_("**The KV cache grows as O(t), the state stays O(1).** Left: the cache's "
+                        "$2\\,t\\,H\\,d\\,b$ bytes pass the state's $H\\,d_k\\,d_v\\,b$ at token {crossing} "
+                        "($t > d/2$). Right: the work per token, $H\\,t\\,(d_k + d_v)$ multiply-adds with "
+                        "softmax against $2 H d_k d_v$ with the state: reading $n$ tokens is a triangle, "
+                        "$O(n^2 d)$, against a strip, $O(n d^2)$. Twice the text, four times the work."
+                        ).replace("{crossing}", crossing))
 
     def _draw_setup(self, *_events):
         result = self.store.result
@@ -265,6 +318,7 @@ class GenerationView(pn.viewable.Viewer):
             self.times.show_frames("state_each", numbers, result.state_ms, t)
             self.times.show_frames("softmax_median", numbers, rolling_median(result.softmax_ms), t)
             self.times.show_frames("state_median", numbers, rolling_median(result.state_ms), t)
+            self.work.show_run(result, _(REGISTRY[result.variant].label), t)
             self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
