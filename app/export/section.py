@@ -112,12 +112,18 @@ class ExportSection(pn.viewable.Viewer):
         self.message = pn.pane.HTML("", stylesheets=[MESSAGE_CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.what.param.watch(self._chosen, "value")
         self._chosen()
-        self.layout = pn.Card(self.what, self.size, self.button, self.progress, self.message, self.probe,
-                              title=_("Download"), collapsed=True, sizing_mode="stretch_width",
+        # filled when first opened: a closed section adds nothing to the page (no widgets to build, and
+        # the page's own controls stay the only ones until a visitor asks for a file)
+        self.layout = pn.Card(title=_("Download"), collapsed=True, sizing_mode="stretch_width",
                               css_classes=["lineare-downloads"])
+        self.layout.param.watch(self._opened, "collapsed")
 
     def __panel__(self):
         return self.layout
+
+    def _opened(self, event):
+        if not event.new and not self.layout.objects:
+            self.layout.objects = [self.what, self.size, self.button, self.progress, self.message, self.probe]
 
     def _chosen(self, *_events):
         fmt, _sep, table = self.what.value.partition(":")
