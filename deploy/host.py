@@ -308,8 +308,8 @@ def parse(argv):
                         help="nginx's files and every log (default: .host/ in the repository)")
     args = parser.parse_args(argv)
     args.panel_args = extra
-    if args.workers < 1 or args.max_sessions < 1:
-        parser.error("--workers and --max-sessions must be at least 1")
+    if not (1 <= args.workers and 1 <= args.max_sessions < 60_000 and 1 <= args.per_address < 65_536):
+        parser.error("--workers, --max-sessions and --per-address must be at least 1 (nginx counts below 65,536)")
     return args
 
 

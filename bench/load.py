@@ -1,0 +1,635 @@
+"""Many visitors at once on the hosted demo (scripts/host): what the servers do for a classroom.
+
+    .venv/bin/python -m bench.load [crowd|heavy|churn] [--viewers N] [--browsers B] [--workers W]
+                                   [--url URL --run-dir DIR] [--json]
+
+Without --url it starts its own hosted mode (deploy.host: W servers behind nginx, --warm, the per-IP
+limits raised because every viewer comes from 127.0.0.1) and stops it afterwards. With --url it
+measures a running one; --run-dir (its host.json) lets it find the servers' processes.
+
+A viewer speaks Bokeh's protocol as the browser does, over nginx: GET the page (the HTML carries the
+session token), open the websocket with the token, PULL-DOC-REQ, send what the page sends when it
+has rendered (its location, then `document_ready`), then move a knob as the page does (two PATCH-DOC
+messages, `value` and `value_throttled`). It never builds Bokeh objects, so that the 2 cores go to
+the servers. Stepping and playing run in the browser and send nothing (app/components/player.py):
+the real Chromium pages (--browsers) check that — they step and play and count what they send — and
+time the knob → new picture and the lateness of played frames as a person sees them.
+
+Modes:
+  crowd  --viewers open /state?variant=deltanet&preset=crowd over --ramp seconds and stay (a class
+         opening the teacher's link); once all are in, each moves the β slider --knobs times (--think
+         seconds apart) while --browsers real pages open, move it, step and play. Prints page open
+         (GET sent → document received), knob → new frames (PATCH-DOC sent → the message with the new
+         run's data sources received), errors, dropped sessions (websockets the server closed),
+         pages refused as full, the servers' CPU (per page opened, per knob move) and RSS, and the
+         browser numbers.
+  heavy  --viewers open the state page and keep moving their knob; meanwhile one more visitor opens
+         /memory-fails?dk=64&pairs=256&rewrites=32. Prints the others' knob → frames before and
+         while it is built.
+  churn  opens and closes --sessions sessions, two at a time; the servers' RSS after the first 20 and
+         after all of them, each once the idle sessions have been closed (Bokeh discards a session
+         60 s after its websocket closed).
+
+Targets (on this machine: 2 cores, hosted mode with 2 servers): crowd of 50: 0 errors, 0 dropped,
+page open p95 ≤ 3 s, knob → new frames p95 ≤ 500 ms; heavy: knob → frames p95 ≤ 500 ms while the
+heavy page is built; churn of 500: RSS within 10 % of the RSS after 20.
+"""
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import random
+import re
+import sys
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+
+import numpy as np
+import psutil
+from bokeh.protocol import Protocol
+from bokeh.protocol.receiver import Receiver
+from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
+from tornado.websocket import websocket_connect
+
+STATE_PAGE = "/state?variant=deltanet&preset=crowd"
+HEAVY_PAGE = "/memory-fails?dk=64&pairs=256&rewrites=32"
+TIMEOUT_S = 60                  # a page or a knob that takes longer is an error
+TARGETS = {"page_open_p95_s": 3.0, "knob_p95_ms": 500.0, "heavy_knob_p95_ms": 500.0, "rss_growth": 0.10}
+
+
+def summary(values):
+    """p50, p95, max and count of `values` (None when there are none)."""
+    if not len(values):
+        return None
+    values = np.asarray(values, dtype=float)
+    return {"p50": float(np.percentile(values, 50)), "p95": float(np.percentile(values, 95)),
+            "max": float(values.max()), "n": int(values.size)}
+
+
+# ---------------------------------------------------------------- one protocol viewer
+
+class Refused(Exception):
+    """nginx answered with its demo-is-full (503) or too-many-requests (429) page."""
+
+
+def find_models(obj, name, found):
+    """Every serialized Bokeh model of type `name` in a document's JSON."""
+    if isinstance(obj, dict):
+        if obj.get("type") == "object" and obj.get("name") == name:
+            found.append(obj)
+        for value in obj.values():
+            find_models(value, name, found)
+    elif isinstance(obj, list):
+        for value in obj:
+            find_models(value, name, found)
+    return found
+
+
+@dataclass
+class Viewer:
+    """One visitor's page over the protocol; times in seconds from time.perf_counter()."""
+    base: str
+    path: str = STATE_PAGE
+    opened: float | None = None               # GET sent → document received
+    knob_ms: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+    refused: int | None = None                # the HTTP status of a refusal
+    dropped: bool = False                     # the server closed the websocket
+    done: bool = False                        # finished its part (or failed): only waits to close
+    received_bytes: int = 0
+
+    async def open(self):
+        started = time.perf_counter()
+        try:
+            response = await AsyncHTTPClient().fetch(self.base + self.path, request_timeout=TIMEOUT_S)
+        except HTTPClientError as error:
+            if error.code in (429, 503):
+                self.refused = error.code
+                raise Refused(error.code) from error
+            raise
+        token = re.search(r'"token":\s*"([^"]+)"', response.body.decode()).group(1)
+        route = self.path.split("?")[0].rstrip("/")
+        url = self.base.replace("http", "ws", 1) + route + "/ws"
+        self.socket = await websocket_connect(
+            HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S),
+            subprotocols=["bokeh", token], compression_options={}, max_message_size=256 * 2 ** 20)
+        self.receiver, self.inbox = Receiver(Protocol()), asyncio.Queue()
+        self.reader = asyncio.ensure_future(self._read())
+        await self._next(lambda m: m.msgtype == "ACK")
+        await self._send("PULL-DOC-REQ", {})
+        reply = await self._next(lambda m: m.msgtype == "PULL-DOC-REPLY")
+        self.opened = time.perf_counter() - started
+        doc = reply.content["doc"]
+        location = find_models(doc, "Location", [])
+        if location:                                     # what the page says once it has rendered
+            await self._patch([self._change(location[0]["id"], "href", self.base + self.path)])
+        await self._patch([{"kind": "MessageSent", "msg_type": "bokeh_event",
+                            "msg_data": {"type": "event", "name": "document_ready", "values": {"type": "map"}}}])
+        self.sliders = [s for s in find_models(doc, "Slider", [])
+                        if s["attributes"].get("visible", True) and s["attributes"].get("step", 1) < 1]
+
+    async def move_knob(self):
+        """Move the first visible fractional slider to another value; time until the new run arrives."""
+        slider = self.sliders[0]["attributes"]
+        step, now = slider["step"], slider["value"]
+        choices = [v for v in np.arange(slider["start"], slider["end"] + step / 2, step)
+                   if abs(v - now) > step / 2 and v > 0]
+        value = slider["value"] = round(float(random.choice(choices)), 6)
+        started, before = time.perf_counter(), self.received_bytes
+        model = self.sliders[0]["id"]
+        await self._patch([self._change(model, "value", value)])
+        await self._patch([self._change(model, "value_throttled", value)])
+        await self._next(lambda m: m.msgtype == "PATCH-DOC" and any(
+            e.get("kind") == "ColumnDataChanged" for e in m.content.get("events", [])))
+        self.knob_ms.append(1000 * (time.perf_counter() - started))
+        return self.received_bytes - before
+
+    async def close(self):
+        with contextlib.suppress(Exception):
+            self.closing = True
+            self.socket.close()
+            await asyncio.wait_for(self.reader, 5)
+
+    # the wire
+
+    @staticmethod
+    def _change(model, attr, new):
+        return {"kind": "ModelChanged", "model": {"id": model}, "attr": attr, "new": new}
+
+    async def _patch(self, events):
+        await self._send("PATCH-DOC", {"events": events})
+
+    async def _send(self, msgtype, content):
+        header = json.dumps({"msgid": uuid.uuid4().hex, "msgtype": msgtype})
+        for part in (header, "{}", json.dumps(content)):
+            await self.socket.write_message(part)
+
+    async def _read(self):
+        while True:
+            fragment = await self.socket.read_message()
+            if fragment is None:
+                if not getattr(self, "closing", False):
+                    self.dropped = True
+                await self.inbox.put(None)
+                return
+            self.received_bytes += len(fragment)
+            message = await self.receiver.consume(fragment)
+            if message is not None:
+                if message.msgtype == "ERROR":
+                    self.errors.append(f"server error: {message.content.get('text', '')[:200]}")
+                await self.inbox.put(message)
+
+    async def _next(self, wanted):
+        deadline = time.perf_counter() + TIMEOUT_S
+        while True:
+            message = await asyncio.wait_for(self.inbox.get(), max(0.01, deadline - time.perf_counter()))
+            if message is None:
+                raise ConnectionError("the server closed the websocket")
+            if wanted(message):
+                return message
+
+
+async def visit(viewer, knobs, pause, hold, begin=None):
+    """Open; once `begin` is set (an Event; None: at once) move the knob `knobs` times, `pause()`
+    seconds apart; then wait for `hold` (an Event; None: no wait) and close."""
+    try:
+        await viewer.open()
+        if begin is not None:
+            await begin.wait()
+        for _ in range(knobs):
+            await asyncio.sleep(pause())
+            await viewer.move_knob()
+        viewer.done = True
+        if hold is not None:
+            await hold.wait()
+    except Refused:
+        pass
+    except Exception as error:                       # counted and reported, never raised
+        viewer.errors.append(f"{type(error).__name__}: {error}"[:300])
+    finally:
+        viewer.done = True
+        if hasattr(viewer, "socket"):
+            await viewer.close()
+    return viewer
+
+
+# ---------------------------------------------------------------- the servers' processes
+
+class Meter:
+    """CPU seconds and RSS of the host's processes (the servers, nginx and its workers), sampled
+    every second in a thread; also this process's own CPU (the load generator shares the cores)."""
+
+    def __init__(self, pids):
+        self.processes = {name: psutil.Process(pid) for name, pid in pids.items()}
+        self.peak, self.samples, self._stop = 0, [], threading.Event()
+
+    def _tree(self, name):
+        process = self.processes[name]
+        return [process, *(process.children(recursive=True) if name == "nginx" else [])]
+
+    def cpu_seconds(self):
+        total = 0.0
+        for name in self.processes:
+            for process in self._tree(name):
+                with contextlib.suppress(psutil.Error):
+                    times = process.cpu_times()
+                    total += times.user + times.system
+        return total
+
+    def rss(self):
+        """{name: RSS in MiB} of each server (and nginx, all its processes)."""
+        sizes = {}
+        for name in self.processes:
+            with contextlib.suppress(psutil.Error):
+                sizes[name] = sum(p.memory_info().rss for p in self._tree(name)) / 2 ** 20
+        return sizes
+
+    def servers_rss(self):
+        return sum(v for k, v in self.rss().items() if k.startswith("server"))
+
+    def __enter__(self):
+        self.started, self.cpu0, self.own0 = time.perf_counter(), self.cpu_seconds(), time.process_time()
+
+        def sample():
+            while not self._stop.wait(1.0):
+                self.peak = max(self.peak, self.servers_rss())
+        self.thread = threading.Thread(target=sample, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_exc):
+        self._stop.set()
+        self.thread.join()
+        wall = time.perf_counter() - self.started
+        self.result = {"wall_s": wall, "cpu_s": self.cpu_seconds() - self.cpu0,
+                       "cpu_cores": (self.cpu_seconds() - self.cpu0) / wall,
+                       "load_generator_cpu_s": time.process_time() - self.own0,
+                       "rss_mib": self.rss(), "servers_rss_peak_mib": max(self.peak, self.servers_rss())}
+
+
+# ---------------------------------------------------------------- real pages in Chromium
+
+FRAMES_JS = """() => {
+  window.__frames = []
+  document.addEventListener("lineare:frame", e => window.__frames.push([performance.now(), e.detail.t]))
+}"""
+
+
+def browser_visits(base, count, results, ready):
+    """`count` Chromium pages on the state page, one after another in one thread (Playwright's sync API):
+    open, move the β slider (→ picture, bench.app's watcher), step with → and play for 5 s; records
+    open seconds, knob ms, messages sent while stepping and playing, played frames' lateness, errors."""
+    from app.devtools import browser
+    from bench.app import WATCH_JS
+
+    try:
+        with browser() as chromium:
+            for _ in range(count):
+                context = chromium.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
+                page, sent, problems = context.new_page(), [], []
+                page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+                page.on("pageerror", lambda error: problems.append(str(error)[:200]))
+                page.on("console", lambda m: problems.append(m.text[:200]) if m.type == "error" else None)
+                record = {"errors": problems}
+                results.append(record)
+                try:
+                    started = time.perf_counter()
+                    page.goto(base + STATE_PAGE, timeout=TIMEOUT_S * 1000)
+                    page.locator(".bk-Figure").first.wait_for(timeout=TIMEOUT_S * 1000)
+                    page.wait_for_function("() => document.body.dataset.lineareKeys === 'ready'",
+                                           timeout=TIMEOUT_S * 1000)
+                    record["open_s"] = time.perf_counter() - started
+                    page.wait_for_timeout(1000)
+                    page.evaluate(WATCH_JS)
+                    page.evaluate(FRAMES_JS)
+                    figure = page.locator(".bk-Figure").first
+                    page.evaluate("figure => window.__bench.arm(figure)", figure.element_handle())
+                    page.get_by_role("slider").first.press("ArrowLeft")
+                    page.wait_for_function("() => window.__bench.t1 !== null || window.__bench.failed",
+                                           timeout=TIMEOUT_S * 1000)
+                    knob = page.evaluate("() => window.__bench.failed ? null : window.__bench.t1 - window.__bench.t0")
+                    record["knob_ms"] = knob
+                    if knob is None:
+                        problems.append("the knob changed no picture")
+                    page.wait_for_timeout(500)
+                    page.locator("body").click(position={"x": 5, "y": 700})      # focus off the slider
+                    before = len(sent)
+                    for _step in range(3):
+                        page.keyboard.press("ArrowRight")
+                        page.wait_for_timeout(200)
+                    page.evaluate("() => { window.__frames = [] }")
+                    page.keyboard.press("Space")                                  # play
+                    page.wait_for_timeout(5000)
+                    page.keyboard.press("Space")
+                    record["sent_stepping_playing"] = len(sent) - before
+                    record["frames"] = page.evaluate("() => window.__frames")
+                except Exception as error:
+                    problems.append(f"{type(error).__name__}: {str(error)[:200]}")
+                finally:
+                    context.close()
+    except RuntimeError as error:                    # no Chromium here
+        results.append({"errors": [f"no browser: {error}"]})
+    finally:
+        ready.set()
+
+
+def lateness(frames, speed=2.0):
+    """(late ms of each played frame after the first, frames skipped) from [(ms, t), …] of one play."""
+    if len(frames) < 2:
+        return [], 0
+    (t0, first), late = frames[0], []
+    for when, t in frames[1:]:
+        late.append(max(0.0, (when - t0) - 1000 * (t - first) / speed))
+    shown = {t for _when, t in frames}
+    skipped = len(set(range(first, frames[-1][1] + 1)) - shown)
+    return late, skipped
+
+
+def browser_summary(records):
+    late, skipped, knob, opened, sent, errors = [], 0, [], [], 0, []
+    for r in records:
+        frame_late, frame_skipped = lateness(r.get("frames", []))
+        late += frame_late
+        skipped += frame_skipped
+        knob += [r["knob_ms"]] if r.get("knob_ms") is not None else []
+        opened += [r["open_s"]] if "open_s" in r else []
+        sent += r.get("sent_stepping_playing", 0)
+        errors += r["errors"]
+    return {"pages": len(records), "open_s": summary(opened), "knob_ms": summary(knob),
+            "frame_late_ms": summary(late), "frames_skipped": skipped, "sent_stepping_playing": sent,
+            "errors": errors}
+
+
+# ---------------------------------------------------------------- the modes
+
+def viewers_summary(viewers):
+    return {"viewers": len(viewers), "page_open_s": summary([v.opened for v in viewers if v.opened]),
+            "knob_ms": summary([ms for v in viewers for ms in v.knob_ms]),
+            "errors": [e for v in viewers for e in v.errors], "dropped": sum(v.dropped for v in viewers),
+            "refused": sum(v.refused is not None for v in viewers),
+            "received_mib": sum(v.received_bytes for v in viewers) / 2 ** 20}
+
+
+async def crowd(base, args, meter, log):
+    """The viewers arrive over the ramp; once all are in (a class that has opened the page), each moves
+    the knob, and the browser pages open, move the knob, step and play."""
+    begin, hold = asyncio.Event(), asyncio.Event()
+    viewers = [Viewer(base) for _ in range(args.viewers)]
+    think = lambda: random.uniform(*args.think)
+    tasks = []
+    for viewer in viewers:
+        tasks.append(asyncio.ensure_future(visit(viewer, args.knobs, think, hold, begin)))
+        await asyncio.sleep(args.ramp / max(1, args.viewers))
+    while not all(v.opened is not None or v.done for v in viewers):
+        await asyncio.sleep(0.2)
+    arrived = meter.cpu_seconds()
+    opened = sum(v.opened is not None for v in viewers)
+    log(f"{opened} of {len(viewers)} viewers in; moving knobs" + (f", {args.browsers} browser pages" if args.browsers else ""))
+    begin.set()
+    pages, ready = [], threading.Event()
+    if args.browsers:
+        threading.Thread(target=browser_visits, args=(base, args.browsers, pages, ready), daemon=True).start()
+    else:
+        ready.set()
+    while not all(v.done for v in viewers) or not ready.is_set():
+        await asyncio.sleep(0.5)
+    used = meter.cpu_seconds()
+    open_now = sum(1 for v in viewers if v.opened and not v.dropped and not v.errors)
+    log(f"all viewers done; {open_now} open at once, closing")
+    hold.set()
+    await asyncio.gather(*tasks)
+    moves = sum(len(v.knob_ms) for v in viewers)
+    per_open = (arrived - meter.cpu0) / opened if opened else None
+    per_knob = (used - arrived - len(pages) * (per_open or 0)) / moves if moves else None
+    return {"mode": "crowd", "path": STATE_PAGE, "ramp_s": args.ramp, "knobs_per_viewer": args.knobs,
+            "think_s": list(args.think), "concurrent_at_end": open_now, **viewers_summary(viewers),
+            "cpu_per_open_s": per_open, "cpu_per_knob_s": per_knob,
+            "browsers": browser_summary(pages) if args.browsers else None}
+
+
+async def heavy(base, args, meter, log):
+    hold, stop = asyncio.Event(), asyncio.Event()
+    viewers = [Viewer(base) for _ in range(args.viewers)]
+    await asyncio.gather(*(v.open() for v in viewers), return_exceptions=True)
+    log(f"{sum(v.opened is not None for v in viewers)} viewers open; moving knobs")
+    knobs = []                                      # (sent at, ms, viewer)
+
+    async def keep_moving(viewer):
+        while not stop.is_set():
+            await asyncio.sleep(random.uniform(0.5, 1.5))
+            started = time.perf_counter()
+            try:
+                await viewer.move_knob()
+            except Exception as error:
+                viewer.errors.append(f"{type(error).__name__}: {error}"[:300])
+                return
+            knobs.append((started, viewer.knob_ms[-1]))
+    movers = [asyncio.ensure_future(keep_moving(v)) for v in viewers if v.opened is not None]
+    await asyncio.sleep(args.before)
+    heavy_viewer = Viewer(base, HEAVY_PAGE)
+    heavy_started = time.perf_counter()
+    await visit(heavy_viewer, 0, lambda: 0, None)
+    heavy_done = time.perf_counter()
+    log(f"heavy page opened in {heavy_done - heavy_started:.1f} s")
+    await asyncio.sleep(args.after)
+    stop.set()
+    await asyncio.gather(*movers)
+    hold.set()
+    await asyncio.gather(*(v.close() for v in viewers))
+    during = [ms for at, ms in knobs if heavy_started <= at <= heavy_done]
+    before = [ms for at, ms in knobs if at < heavy_started]
+    return {"mode": "heavy", "path": STATE_PAGE, "heavy_path": HEAVY_PAGE, **viewers_summary(viewers),
+            "heavy_open_s": heavy_viewer.opened, "heavy_errors": heavy_viewer.errors,
+            "knob_before_ms": summary(before), "knob_during_ms": summary(during)}
+
+
+async def churn(base, args, meter, log):
+    done, errors, refused = 0, [], 0
+    rss = {}
+
+    async def one():
+        viewer = Viewer(base)
+        await visit(viewer, 0, lambda: 0, None)
+        return viewer
+
+    async def run(count):
+        nonlocal done, refused
+        while count > 0:
+            batch = await asyncio.gather(*(one() for _ in range(min(2, count))))
+            for viewer in batch:
+                errors.extend(viewer.errors)
+                refused += viewer.refused is not None
+            count -= len(batch)
+            done += len(batch)
+            if done % 50 == 0:
+                log(f"{done} sessions opened and closed; servers' RSS {meter.servers_rss():.0f} MiB")
+
+    async def settle(label):
+        log(f"waiting {args.settle:.0f} s for the idle sessions to be closed ({label})")
+        await asyncio.sleep(args.settle)
+        rss[label] = meter.servers_rss()
+
+    first = min(20, max(1, args.sessions // 2))
+    rss["start"] = meter.servers_rss()
+    await run(first)
+    await settle(f"after {first}")
+    await run(args.sessions - first)
+    await settle(f"after {args.sessions}")
+    growth = rss[f"after {args.sessions}"] / rss[f"after {first}"] - 1
+    return {"mode": "churn", "path": STATE_PAGE, "sessions": args.sessions, "errors": errors,
+            "refused": refused, "rss_mib": rss, "rss_growth": growth}
+
+
+# ---------------------------------------------------------------- targets, output, main
+
+def targets(result):
+    """[(what, target, value, pass)] for the mode's targets."""
+    rows = []
+    if result["mode"] == "crowd":
+        opened, knob = result["page_open_s"], result["knob_ms"]
+        rows += [("errors", "0", len(result["errors"]), not result["errors"]),
+                 ("dropped sessions", "0", result["dropped"], result["dropped"] == 0),
+                 ("page open p95", f"≤ {TARGETS['page_open_p95_s']:g} s", opened and opened["p95"],
+                  bool(opened) and opened["p95"] <= TARGETS["page_open_p95_s"]),
+                 ("knob → new frames p95", f"≤ {TARGETS['knob_p95_ms']:g} ms", knob and knob["p95"],
+                  bool(knob) and knob["p95"] <= TARGETS["knob_p95_ms"])]
+    elif result["mode"] == "heavy":
+        during = result["knob_during_ms"]
+        rows.append(("others' knob → frames p95 while the heavy page is built",
+                     f"≤ {TARGETS['heavy_knob_p95_ms']:g} ms", during and during["p95"],
+                     bool(during) and during["p95"] <= TARGETS["heavy_knob_p95_ms"]))
+    else:
+        rows.append(("RSS growth, first 20 → all sessions", f"≤ {100 * TARGETS['rss_growth']:g} %",
+                     100 * result["rss_growth"], result["rss_growth"] <= TARGETS["rss_growth"]))
+    return rows
+
+
+def fmt(stats, scale=1.0, unit=""):
+    if not stats:
+        return "—"
+    return f"p50 {stats['p50'] * scale:.2f}{unit}  p95 {stats['p95'] * scale:.2f}{unit}  max {stats['max'] * scale:.2f}{unit}  (n={stats['n']})"
+
+
+def print_report(report):
+    r, m, s = report["result"], report["machine"], report["servers"]
+    print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs (shared: load average {m['load_before']} at the start, "
+          f"{m['load_after']} at the end), {m['workers']} servers behind nginx at {m['url']}")
+    if r["mode"] in ("crowd", "heavy"):
+        print(f"  viewers           {r['viewers']} on {r['path']}"
+              + (f" (arriving over {r['ramp_s']:g} s, then {r['knobs_per_viewer']} knob moves each, "
+                 f"{r['think_s'][0]:g}–{r['think_s'][1]:g} s apart; {r['concurrent_at_end']} open at once at the end)"
+                 if r["mode"] == "crowd" else ""))
+        print(f"  page open         {fmt(r['page_open_s'], unit=' s')}")
+        print(f"  knob → frames     {fmt(r['knob_ms'], unit=' ms')}")
+        print(f"  errors            {len(r['errors'])}" + (f": {r['errors'][:3]}" if r["errors"] else ""))
+        print(f"  dropped sessions  {r['dropped']}    refused (demo full / too many): {r['refused']}")
+        print(f"  received          {r['received_mib']:.1f} MiB")
+    if r["mode"] == "crowd" and r["cpu_per_open_s"] is not None:
+        print(f"  server CPU        {r['cpu_per_open_s']:.2f} s per page opened"
+              + (f", ≈ {1000 * r['cpu_per_knob_s']:.0f} ms per knob move" if r["cpu_per_knob_s"] is not None else ""))
+    if r["mode"] == "heavy":
+        print(f"  heavy page        {r['heavy_path']} opened in "
+              + (f"{r['heavy_open_s']:.1f} s" if r["heavy_open_s"] else f"— ({r['heavy_errors']})"))
+        print(f"  others' knob → frames before it: {fmt(r['knob_before_ms'], unit=' ms')}")
+        print(f"  others' knob → frames while it is built: {fmt(r['knob_during_ms'], unit=' ms')}")
+    if r["mode"] == "churn":
+        print(f"  sessions opened and closed: {r['sessions']}, errors {len(r['errors'])}, refused {r['refused']}")
+        print("  servers' RSS: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in r["rss_mib"].items()))
+    b = r.get("browsers")
+    if b:
+        print(f"  browser pages     {b['pages']}: open {fmt(b['open_s'], unit=' s')}")
+        print(f"                    knob → picture {fmt(b['knob_ms'], unit=' ms')}")
+        print(f"                    played frames late {fmt(b['frame_late_ms'], unit=' ms')}, skipped {b['frames_skipped']}")
+        print(f"                    messages sent while stepping and playing: {b['sent_stepping_playing']}, "
+              f"errors {len(b['errors'])}" + (f": {b['errors'][:3]}" if b["errors"] else ""))
+    print(f"  servers           CPU {s['cpu_s']:.0f} s in {s['wall_s']:.0f} s ({s['cpu_cores']:.2f} cores), "
+          f"RSS " + ", ".join(f"{k} {v:.0f} MiB" for k, v in s["rss_mib"].items())
+          + f", servers' peak {s['servers_rss_peak_mib']:.0f} MiB; the load generator used {s['load_generator_cpu_s']:.0f} s of CPU")
+    print("Targets:")
+    for what, target, value, ok in report["targets"]:
+        shown = "—" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))
+        print(f"  {what:<58} {target:>10}  {shown:>9}  {'PASS' if ok else 'MISS'}")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn"))
+    parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20)")
+    parser.add_argument("--browsers", type=int, default=2, help="real Chromium pages (crowd only)")
+    parser.add_argument("--knobs", type=int, default=3, help="knob moves per viewer (crowd)")
+    parser.add_argument("--ramp", type=float, default=60.0, help="seconds over which the viewers arrive (crowd)")
+    parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=(2.0, 6.0),
+                        metavar="MIN-MAX", help="seconds between one viewer's knob moves (crowd; default 2-6)")
+    parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
+    parser.add_argument("--settle", type=float, default=None,
+                        help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 checks)")
+    parser.add_argument("--before", type=float, default=8.0, help="heavy: seconds of knob moves before the heavy page")
+    parser.add_argument("--after", type=float, default=3.0, help="heavy: seconds of knob moves after it opened")
+    parser.add_argument("--workers", type=int, default=2, help="servers of the hosted mode it starts")
+    parser.add_argument("--url", help="measure this running host instead of starting one")
+    parser.add_argument("--run-dir", help="with --url: the host's run directory (host.json: its processes)")
+    parser.add_argument("--host-arg", action="append", default=[],
+                        help="one more argument for the host it starts (repeat), e.g. --host-arg=--threads=2")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
+    args = parser.parse_args(argv)
+    args.viewers = args.viewers if args.viewers is not None else {"crowd": 50, "heavy": 20, "churn": 0}[args.mode]
+    if args.settle is None:
+        from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
+        args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000
+    if args.mode != "crowd":
+        args.browsers = 0
+    return args
+
+
+@contextlib.contextmanager
+def hosted(args, log):
+    """(base URL, {name: pid}) of the host to measure: a running one (--url) or one started here."""
+    if args.url:
+        pids = {}
+        if args.run_dir:
+            state = json.loads(open(os.path.join(args.run_dir, "host.json")).read())
+            pids = {f"server:{s['port']}": s["pid"] for s in state["servers"]} | {"nginx": state["nginx_pid"]}
+        yield args.url.rstrip("/"), pids
+        return
+    import tempfile
+
+    from deploy import host
+
+    viewers = args.viewers + args.browsers + 2
+    with tempfile.TemporaryDirectory(prefix="lineare-load-") as run_dir:
+        options = host.parse(["--port", str(host.free_port()), "--address", "127.0.0.1",
+                              "--first-server-port", "0", "--workers", str(args.workers),
+                              "--max-sessions", str(max(60, viewers)), "--per-address", "60000",
+                              "--rate", "100000", "--burst", "100000", "--run-dir", run_dir, *args.host_arg])
+        log(f"starting the hosted mode: {args.workers} servers behind nginx (every page is built once first) …")
+        with host.Host(options) as running:
+            yield running.url, running.pids()
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    random.seed(args.seed)
+    log = lambda line: print(f"[bench/load] {line}", file=sys.stderr, flush=True)
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    with hosted(args, log) as (base, pids):
+        mode = {"crowd": crowd, "heavy": heavy, "churn": churn}[args.mode]
+        with Meter(pids) as meter:
+            result = asyncio.run(mode(base, args, meter, log))
+    report = {"machine": {"cpus": os.cpu_count(), "load_before": load_before,
+                          "load_after": [round(x, 2) for x in os.getloadavg()], "url": base,
+                          "workers": sum(name.startswith("server") for name in pids) or None},
+              "servers": meter.result, "result": result}
+    report["targets"] = targets(result)
+    if args.json:
+        print(json.dumps(report, indent=1, ensure_ascii=False, default=str))
+    else:
+        print_report(report)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,74 @@
+"""bench/load.py without a server: its arguments, its arithmetic and its report. The load test itself
+runs against the hosted mode in tests/ui/test_host_ui.py (structure and zero errors, never timings)."""
+import pytest
+
+from bench import load
+
+
+def test_arguments_and_defaults():
+    args = load.parse_args([])
+    assert (args.mode, args.viewers, args.browsers, args.workers) == ("crowd", 50, 2, 2)
+    assert args.think == (2.0, 6.0) and args.ramp > 0
+    assert args.settle >= 60                         # Bokeh's unused-session lifetime and its checks
+    heavy = load.parse_args(["heavy"])
+    assert heavy.viewers == 20 and heavy.browsers == 0
+    assert load.parse_args(["churn", "--sessions", "8"]).sessions == 8
+    assert load.parse_args(["--think", "1-3"]).think == (1.0, 3.0)
+    with pytest.raises(SystemExit):
+        load.parse_args(["stampede"])
+
+
+def test_played_frames_lateness_and_skips():
+    on_time = [(1000.0 + 500 * i, 3 + i) for i in range(5)]             # 2 frames per second, from t = 3
+    assert load.lateness(on_time) == ([0.0, 0.0, 0.0, 0.0], 0)
+    late = [(0.0, 0), (520.0, 1), (1700.0, 3), (1800.0, 4)]             # frame 2 never shown
+    delays, skipped = load.lateness(late)
+    assert delays == pytest.approx([20.0, 200.0, 0.0]) and skipped == 1
+    assert load.lateness([(0.0, 0)]) == ([], 0)
+
+
+def test_summary():
+    stats = load.summary(list(range(1, 101)))
+    assert stats["n"] == 100 and stats["max"] == 100 and stats["p50"] == pytest.approx(50.5)
+    assert stats["p95"] == pytest.approx(95.05)
+    assert load.summary([]) is None
+
+
+def crowd_result(**changes):
+    result = {"mode": "crowd", "path": load.STATE_PAGE, "ramp_s": 60.0, "knobs_per_viewer": 3, "think_s": [2, 6],
+              "concurrent_at_end": 50, "viewers": 50, "page_open_s": load.summary([1.0, 2.0, 2.5]),
+              "knob_ms": load.summary([100.0, 200.0, 400.0]), "errors": [], "dropped": 0, "refused": 0,
+              "received_mib": 12.5, "cpu_per_open_s": 1.2, "cpu_per_knob_s": 0.08,
+              "browsers": load.browser_summary([{"errors": [], "open_s": 2.0, "knob_ms": 150.0,
+                                                 "sent_stepping_playing": 0,
+                                                 "frames": [(0.0, 0), (500.0, 1), (1010.0, 2)]}])}
+    return {**result, **changes}
+
+
+def test_targets_pass_and_miss():
+    rows = load.targets(crowd_result())
+    assert [r[0] for r in rows] == ["errors", "dropped sessions", "page open p95", "knob → new frames p95"]
+    assert all(r[3] for r in rows)
+    missed = load.targets(crowd_result(errors=["TimeoutError"], dropped=2, page_open_s=load.summary([9.0]),
+                                       knob_ms=None))
+    assert [r[3] for r in missed] == [False, False, False, False]
+    heavy = {"mode": "heavy", "knob_during_ms": load.summary([100.0, 900.0])}
+    assert load.targets(heavy)[0][3] is False
+    churn = {"mode": "churn", "rss_growth": 0.04}
+    assert load.targets(churn)[0][3] is True and load.targets({**churn, "rss_growth": 0.2})[0][3] is False
+
+
+def test_report_prints_every_number(capsys):
+    report = {"machine": {"cpus": 2, "load_before": [1, 1, 1], "load_after": [2, 2, 2], "url": "http://x",
+                          "workers": 2},
+              "servers": {"wall_s": 100.0, "cpu_s": 120.0, "cpu_cores": 1.2, "load_generator_cpu_s": 5.0,
+                          "rss_mib": {"server:1": 500.0, "server:2": 510.0, "nginx": 17.0},
+                          "servers_rss_peak_mib": 1100.0},
+              "result": crowd_result()}
+    report["targets"] = load.targets(report["result"])
+    load.print_report(report)
+    out = capsys.readouterr().out
+    for words in ("page open", "knob → frames", "dropped sessions", "1.20 s per page opened", "80 ms per knob",
+                  "browser pages", "played frames late", "messages sent while stepping and playing: 0",
+                  "1.20 cores", "PASS"):
+        assert words in out, words
