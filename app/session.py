@@ -9,6 +9,7 @@ import weakref
 import param
 
 from app.i18n import LANGUAGES, negotiate, set_language
+from app.lessons import LESSONS, MAX_CARD
 from app.urlstate import read_query, write_query
 
 LEVELS = ("elementare", "superiore")
@@ -24,9 +25,12 @@ class Session(param.Parameterized):
                            doc="elementare: plain words; superiore: formulas and paper names")
     notices = param.List(default=[], doc="(source, message) pairs shown at the top of the page")
     present = param.Boolean(default=False, doc="presenter mode: sidebar closed, larger type")
+    lesson = param.Selector(default="", objects=["", *LESSONS], doc="the lesson whose card is shown ('': none)")
+    card = param.Integer(default=0, bounds=(0, MAX_CARD), doc="the lesson's card, from 1")
 
     URL = {"language": "lang", "level": "level"}
-    READ_ONLY_URL = {"present": "present"}        # read from the link, never written into it
+    # read from the link, never written into it (the lesson's links carry them from card to card)
+    READ_ONLY_URL = {"present": "present", "lesson": "lesson", "card": "card"}
 
     def __init__(self, **params):
         super().__init__(**params)

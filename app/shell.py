@@ -12,6 +12,7 @@ import panel as pn
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
+from app.lessons import apply_setup, card_of, lesson_card
 from app.session import Session
 
 HEADER = "#1d4f7a"
@@ -69,7 +70,14 @@ def page(slug=None):
             content = build_home(session)
         else:
             dashboard = BY_SLUG[slug]
+            found = card_of(session) if session.lesson == slug else None
+            if found is not None:
+                apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
+            card = lesson_card(session, session.stores.get(slug)) if found is not None else None
+            if card is not None:
+                content = Page(main=pn.Column(card, content.main, sizing_mode="stretch_width"),
+                               controls=content.controls)
         return shell(session, slug, content)
     return build
 

@@ -20,6 +20,10 @@ h1 { font-size: 32px; margin: 4px 0 6px 0; color: #102a43; }
 .lead { font-size: 19px; line-height: 1.5; max-width: 960px; color: #243b53; margin-bottom: 8px; }
 .start { font-size: 18px; color: #243b53; margin: 0 0 10px 0; }
 .start a { color: #1d4f7a; font-weight: 700; }
+h2.section { font-size: 22px; color: #102a43; margin: 6px 0 6px 0; }
+ol.lessons { font-size: 18px; margin: 0 0 12px 0; }
+ol.lessons a { color: #1d4f7a; font-weight: 700; }
+ol.lessons .count { color: #7b8794; font-size: 15px; margin-left: 6px; }
 """
 # collapsed by default, so that the cards stay on the first screen
 GLOSSARY_CSS = """
@@ -101,6 +105,23 @@ def build(session):
 
     session.param.watch(draw_glossary, "level")
     draw_glossary()
-    grid = pn.pane.HTML(f'<div class="cards">{"".join(cards)}</div>', stylesheets=[TEXT_CSS, CARD_CSS],
+    labs = html.escape(_("Laboratories, to explore freely"))
+    grid = pn.pane.HTML(f'<h2 class="section">{labs}</h2><div class="cards">{"".join(cards)}</div>', stylesheets=[TEXT_CSS, CARD_CSS],
                         sizing_mode="stretch_width", margin=(0, 10))
-    return Page(main=pn.Column(top, glossary, grid, sizing_mode="stretch_width"))
+    return Page(main=pn.Column(top, lessons_html(session), glossary, grid, sizing_mode="stretch_width"))
+
+
+def lessons_html(session):
+    """The lessons in the chapter's order: one link each to its first card."""
+    from app.lessons import LESSONS, TITLES, link
+
+    items = []
+    for slug, cards in LESSONS.items():
+        count = html.escape(_("{n} cards").format(n=len(cards)))
+        items.append(f'<li><a href="{html.escape(link(slug, 1, session))}">{html.escape(_(TITLES[slug]))}</a> '
+                     f'<span class="count">{count}</span></li>')
+    heading = html.escape(_("Lessons, in order"))
+    intro = html.escape(_("Guided lessons: on each card, guess first, then press and see whether you were right."))
+    return pn.pane.HTML(f'<h2 class="section">{heading}</h2><p class="start">{intro}</p>'
+                        f'<ol class="lessons">{"".join(items)}</ol>', stylesheets=[TEXT_CSS, CARD_CSS],
+                        sizing_mode="stretch_width", margin=(0, 10))

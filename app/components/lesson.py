@@ -1,0 +1,104 @@
+"""One lesson card on a page: predict → press → observe, all in the browser.
+
+    card = LessonCard(prompt=..., choices=["21", "99"], correct=1, at=5, press=..., observe=...)
+
+The student picks a prediction (buttons, so mouse or keyboard); the card then says what to press, and
+once the page's player reaches frame `at` (the `lineare:frame` event of app/components/player.py; at
+−1: at once) it shows what happened and whether the prediction was right. Nothing goes to the server:
+the right answer and the observation were computed with the run and sent with the card.
+Texts are our own escaped HTML (formulas already converted), never a visitor's raw text.
+"""
+import param
+from panel.custom import JSComponent
+
+LESSON_CSS = """
+:host { display: block; }
+.card { border: 2px solid #1d4f7a; border-radius: 10px; background: #f7fafc; padding: 8px 14px;
+        margin: 4px 10px 8px 10px; font-size: calc(17px * var(--lineare-scale, 1)); color: #1f2933; }
+.head { display: flex; justify-content: space-between; align-items: center; gap: 8px; font-size: 15px;
+        color: #52606d; }
+.head a { color: #1d4f7a; font-weight: 600; text-decoration: none; border: 1px solid #9fb3c8;
+          border-radius: 6px; padding: 2px 10px; }
+.head a:hover { background: #e6eef6; }
+.head a[aria-disabled="true"] { visibility: hidden; }
+.prompt { margin: 6px 0; font-weight: 600; }
+.choices { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; }
+.choices button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px; border-radius: 8px;
+                  border: 2px solid #1d4f7a; background: white; color: #1d4f7a; cursor: pointer; }
+.choices button:focus-visible { outline: 3px solid #f0b429; outline-offset: 2px; }
+.choices button[aria-pressed="true"] { background: #1d4f7a; color: white; }
+.press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
+.observe { margin: 6px 0 2px 0; padding: 6px 10px; border-radius: 6px; background: white; }
+.verdict { font-weight: 700; margin-right: 6px; }
+.right .verdict { color: #1a7f37; } .wrong .verdict { color: #b42318; }
+[hidden] { display: none !important; }
+"""
+
+
+class LessonCard(JSComponent):
+    """A prediction, the action that tests it and what happened; played in the browser."""
+
+    heading = param.String(default="", doc="e.g. 'Lesson: The state fills up · card 2 of 4' (escaped HTML)")
+    prompt = param.String(default="", doc="the question (HTML)")
+    choices = param.List(default=[], doc="the predictions to choose from (escaped HTML)")
+    correct = param.Integer(default=0, doc="index of the right prediction, computed from the run")
+    at = param.Integer(default=-1, doc="the frame at which the result shows (−1: as soon as one chooses)")
+    press = param.String(default="", doc="what to do after choosing (HTML)")
+    observe = param.String(default="", doc="what happened (HTML)")
+    words = param.Dict(default={}, doc="right, wrong, previous, next, and their links")
+
+    _stylesheets = [LESSON_CSS]
+
+    _esm = """
+    export function render({ model, el }) {
+      const w = model.words
+      const card = document.createElement("section")
+      card.className = "card"
+      card.setAttribute("aria-label", w.label || "")
+      const link = (text, href, name) => {
+        const a = document.createElement("a"); a.textContent = text; a.className = name
+        if (href) { a.href = href } else { a.setAttribute("aria-disabled", "true") }
+        return a
+      }
+      const head = document.createElement("div"); head.className = "head"
+      const title = document.createElement("span"); title.innerHTML = model.heading
+      head.append(link("← " + w.previous, w.previous_href, "previous"), title, link(w.next + " →", w.next_href, "next"))
+      const prompt = document.createElement("div"); prompt.className = "prompt"; prompt.innerHTML = model.prompt
+      const choices = document.createElement("div"); choices.className = "choices"; choices.setAttribute("role", "group")
+      const press = document.createElement("div"); press.className = "press"; press.innerHTML = model.press
+      const observe = document.createElement("div"); observe.className = "observe"
+      press.hidden = observe.hidden = true
+      let chosen = null
+
+      const frame = () => {
+        const shown = document.body.dataset.lineareFrame
+        return shown === undefined ? 0 : Number(shown)
+      }
+      function reveal(t) {
+        if (chosen === null || (model.at >= 0 && t < model.at)) { return }
+        const right = chosen === model.correct
+        observe.className = "observe " + (right ? "right" : "wrong")
+        observe.innerHTML = '<span class="verdict">' + (right ? w.right : w.wrong) + "</span>" + model.observe
+        observe.hidden = false
+        press.hidden = true
+        card.dataset.revealed = right ? "right" : "wrong"
+      }
+      model.choices.forEach((text, i) => {
+        const b = document.createElement("button")
+        b.type = "button"; b.innerHTML = text; b.setAttribute("aria-pressed", "false")
+        b.onclick = () => {
+          chosen = i
+          for (const other of choices.children) { other.setAttribute("aria-pressed", String(other === b)) }
+          press.hidden = model.at < 0 || frame() >= model.at
+          observe.hidden = true
+          reveal(frame())
+        }
+        choices.append(b)
+      })
+      const onFrame = (event) => reveal(event.detail.t)
+      document.addEventListener("lineare:frame", onFrame)
+      model.on("remove", () => document.removeEventListener("lineare:frame", onFrame))
+      card.append(head, prompt, choices, press, observe)
+      el.append(card)
+    }
+    """

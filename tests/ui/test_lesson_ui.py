@@ -1,0 +1,51 @@
+"""A lesson walked end to end in Chromium: from the landing page to a card, a prediction by mouse and one
+by keyboard, the player driven by keys until the result shows, and a shared link that reopens a card."""
+
+
+def verdict(page):
+    return page.locator("section.card").get_attribute("data-revealed")
+
+
+def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
+    visit = open_page()
+    page = visit.open("/?lang=en")
+    page.locator("ol.lessons a", has_text="The state fills up").click()
+    page.locator("section.card").wait_for(timeout=60_000)
+    assert "card 1 of 4" in page.locator("section.card .head").inner_text()
+
+    # card 1, by mouse: predict, then the answer stays hidden until the run reaches the last step
+    page.get_by_role("button", name="Yes, all four").click()
+    assert page.locator("section.card .press").is_visible() and verdict(page) is None
+    page.get_by_role("button", name="Play").click()
+    page.locator("section.card .observe").wait_for(state="visible", timeout=30_000)
+    assert verdict(page) == "right" and "4 of 4 right" in page.locator("section.card .observe").inner_text()
+
+    # card 2, by keyboard: Tab to a prediction, Enter, then → steps the player up to «Anna?»
+    page.get_by_role("link", name="Next card →").click()
+    page.wait_for_url("**card=2**", timeout=30_000)
+    page.locator("section.card").wait_for(timeout=60_000)
+    assert "card 2 of 4" in page.locator("section.card .head").inner_text()
+    page.get_by_role("button", name="99").focus()
+    page.keyboard.press("Tab")                                   # from «99» to «a mix of both»
+    page.keyboard.press("Enter")
+    assert page.get_by_role("button", name="a mix of both").get_attribute("aria-pressed") == "true"
+    for _step in range(4):
+        page.keyboard.press("ArrowRight")
+    assert page.locator("section.card .observe").is_hidden()     # «Anna?» is step 6: not yet
+    page.keyboard.press("ArrowRight")
+    page.locator("section.card .observe").wait_for(state="visible", timeout=10_000)
+    assert verdict(page) == "right" and "21 and 99" in page.locator("section.card .observe").inner_text()
+    assert "t=5" in page.url
+
+    # a wrong prediction says so
+    page.get_by_role("button", name="21").click()
+    assert verdict(page) == "wrong" and "Not this time." in page.locator("section.card .observe").inner_text()
+
+    # the link of card 3, opened by someone else, opens card 3 on DeltaNet
+    shared = page.get_by_role("link", name="Next card →").get_attribute("href")
+    other = open_page().open("/state" + shared[shared.index("?"):])
+    other.locator("section.card").wait_for(timeout=60_000)
+    assert "card 3 of 4" in other.locator("section.card .head").inner_text()
+    assert "DeltaNet" in other.locator("select").first.input_value() or \
+        other.locator("select").first.evaluate("s => s.options[s.selectedIndex].text") == "DeltaNet"
+    assert visit.errors == [] and visit.remote == []
