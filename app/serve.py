@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 PAGES = Path(__file__).resolve().parent / "pages"
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
@@ -36,7 +37,8 @@ def panel_serve_args(args, extra=()):
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
             "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
-            "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed"]
+            "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed",
+            "--static-dirs", f"notebooks={NOTEBOOKS}"]      # the state page links the NumPy notebook
     if args.warm:
         argv.append("--warm")
     for origin in origins:
@@ -80,6 +82,9 @@ def main(argv=None):
     parser.add_argument("--secret-key-file", default=None, metavar="PATH",
                         help="file with the key that signs session ids, made when missing; give every "
                              "process of one demo the same file (default: BOKEH_SECRET_KEY, else a new key)")
+    parser.add_argument("--build-on-loop", action="store_true",
+                        help="build pages on the event loop, as plain Panel does (default: on a thread of their "
+                             "own, so that a page being built does not stop every other visitor's session)")
     args = parser.parse_args(argv)
 
     problem = port_problem(args.address, args.port)
@@ -99,6 +104,9 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
+    if not args.build_on_loop:
+        from app import building
+        building.install()
     sys.argv = panel_serve_args(args, extra)
     return panel_main()
 

@@ -1,7 +1,11 @@
 """The model of "The state fills up" with no server: it imports without Panel, and the numbers of
 each head's pictures (`head_frame`) are the engine's records, read the way the captions say."""
+import html
+import inspect
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,6 +13,8 @@ import pytest
 from app import mechanism
 from app.dashboards.state_fills_up.model import StateStore, head_frame, limits_of
 from app.variants import REGISTRY
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_the_model_imports_without_panel():
@@ -112,3 +118,16 @@ def test_step_captions_follow_the_tokens():
     ask = next(t for t, token in enumerate(result.tokens) if token.kind == "ask")
     answer, _similarity, expected = result.answers[ask]
     assert str(answer) in step_caption(result, ask) and result.tokens[ask].key in step_caption(result, ask)
+
+
+@pytest.mark.parametrize("variant", ["deltanet", "softmax", "mlstm"])
+def test_the_code_shown_is_the_engines_own_step(variant):
+    from app.dashboards.state_fills_up.view import NOTEBOOK_URL, code_html
+    from engine.ops import recurrent
+
+    shown = code_html(variant)
+    assert "engine/ops/recurrent.py:" in shown and "<details>" in shown
+    text = re.sub(r"<[^>]+>", "", shown)                      # the highlighted source, as text
+    assert html.unescape(text).count(f"def step_{variant}(") == 1
+    assert inspect.getsource(recurrent.STEPS[variant]).splitlines()[1].strip() in html.unescape(text)
+    assert NOTEBOOK_URL.endswith(".ipynb") and (ROOT / "notebooks" / NOTEBOOK_URL.rsplit("/", 1)[1]).exists()

@@ -49,3 +49,15 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     assert "DeltaNet" in other.locator("select").first.input_value() or \
         other.locator("select").first.evaluate("s => s.options[s.selectedIndex].text") == "DeltaNet"
     assert visit.errors == [] and visit.remote == []
+
+
+def test_from_the_picture_to_the_code(open_page):
+    visit = open_page()
+    page = visit.open("/state?lang=en&variant=gated_deltanet")
+    page.locator("summary", has_text="From the pictures to the code").click()
+    code = page.locator("details pre").first
+    code.wait_for(state="visible", timeout=30_000)
+    assert "def step_gated_deltanet(" in code.inner_text()
+    href = page.locator("details a[download]").get_attribute("href")
+    notebook = page.request.get(visit.server + "/" + href.removeprefix("./"))
+    assert notebook.status == 200 and '"cells"' in notebook.text()

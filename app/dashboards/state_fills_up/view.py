@@ -9,6 +9,7 @@ import html
 import panel as pn
 
 from app import mechanism
+from app.components.code import CODE_CSS, source_html
 from app.components.controls import mechanism_knobs, sidebar_label
 from app.components.player import FrameText, Player
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -23,6 +24,21 @@ from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_
 from app.i18n import _
 from app.urlstate import read_query
 from app.variants import REGISTRY, label
+from engine.ops.recurrent import STEPS
+
+NOTEBOOK_URL = "./notebooks/parallel_equals_recurrent.ipynb"       # served by python -m app (app/serve.py)
+
+
+def code_html(variant):
+    """The engine's step function of `variant`, and where the forms are proved equal, folded away."""
+    where, code = source_html(STEPS[variant])
+    summary = html.escape(_("From the pictures to the code: {function}").format(function=f"step_{variant}"))
+    about = html.escape(_("Every picture above comes from this function, run one token at a time ({where}). "
+                          "The notebook {notebook} checks, with NumPy alone, that the parallel and chunked forms "
+                          "give the same numbers.")).format(
+        where=f"<code>{html.escape(where)}</code>",
+        notebook=f'<a href="{NOTEBOOK_URL}" download>parallel_equals_recurrent.ipynb</a>')
+    return f"<details><summary>{summary}</summary><p>{about}</p>{code}</details>"
 
 
 def read_store_query(args):
@@ -65,6 +81,7 @@ class StateView(DashboardView):
         self.prediction = FrameText(stylesheets=[ANSWER_CSS], margin=(4, 10), sizing_mode="stretch_width")
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.left_out = Explanation(session, sizing_mode="stretch_width")
+        self.code = pn.pane.HTML(stylesheets=[CODE_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
         self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
                             for _h in self.heads]
@@ -133,7 +150,7 @@ class StateView(DashboardView):
         # the point first: what the token does, then the memory and its answer; how to read it below
         return pn.Column(title(_("The state fills up")), self.rule, self.strip, point_box(self.caption), self.player,
                          self.prediction, self.memory, self.mechanism_area, self.trained_area, self.strip_help,
-                         self.left_out,
+                         self.left_out, self.code,
                          self.about, sizing_mode="stretch_width")
 
     def _reconfigure(self, *_events):
@@ -157,6 +174,7 @@ class StateView(DashboardView):
         self.rule.elementare = f"**{name}.** " + _(record.rule)
         self.rule.superiore = f"**{name}** ({record.papers}). " + _(record.rule) + "\n\n" + record.formula
         self.left_out.superiore = _(record.left_out)          # under the pictures: the point comes first
+        self.code.object = code_html(variant)
 
     def _configure_mechanism(self):
         store, result = self.store, self.store.result
