@@ -173,6 +173,8 @@ class Host:
         for port in ports:
             self._start_server(port)
         self._wait_for_servers(ports)
+        if not args.no_warm:
+            self._prime(ports)
         self.nginx = subprocess.Popen(self._nginx_command, stdout=self._log("nginx"), stderr=subprocess.STDOUT,
                                       start_new_session=True)
         deadline = time.monotonic() + 20
@@ -208,6 +210,21 @@ class Host:
             if waiting and time.monotonic() > deadline:
                 raise HostError(f"servers on ports {sorted(waiting)} did not answer within {START_TIMEOUT_S} s")
             time.sleep(0.3)
+
+    def _prime(self, ports):
+        """Render every page in each language once on every server, so that each keeps the page it
+        renders for that page and language (--reuse-sessions) before the first visitors come: a crowd
+        reaching a cold page at once would each build a whole session."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        from app.i18n import LANGUAGES
+
+        def prime(port):
+            for route in ["", *page_routes()]:
+                for language in LANGUAGES:
+                    answers(f"http://127.0.0.1:{port}/{route}?lang={language}", timeout=60)
+        with ThreadPoolExecutor(len(ports)) as pool:
+            list(pool.map(prime, ports))
 
     def _write_state(self, ports):
         """host.json in the run directory: what bench/load.py and an operator need to find."""

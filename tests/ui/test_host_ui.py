@@ -43,11 +43,24 @@ def fetch(url):
         return response.status, response.read().decode()
 
 
+def visit_once(url, path):
+    """One protocol visitor opens `path` and leaves (in a thread: Playwright holds this thread's loop)."""
+    async def visit():
+        viewer = Viewer(url, path)
+        await viewer.open()
+        await viewer.close()
+    visitor = threading.Thread(target=asyncio.run, args=(visit(),))
+    visitor.start()
+    visitor.join(120)
+
+
 def test_liveness_answers_without_building_a_page(hosted):
     before = sessions_built(hosted)
-    fetch(hosted.url + "/transition?lang=it&gate=scalar")      # a page: one kept session is built
+    assert fetch(hosted.url + "/transition?lang=it&gate=scalar")[0] == 200
+    assert sessions_built(hosted) == before                   # the page of a kept session (primed at start)
+    visit_once(hosted.url, "/transition?lang=it&gate=scalar")
     built = sessions_built(hosted)
-    assert built > before
+    assert built == before + 1                                # a visitor's session, when its websocket came
     for path in ["/liveness", "/liveness?endpoint=/state", "/liveness?endpoint=/memory-fails"] * 3:
         assert fetch(hosted.url + path) == (200, json.dumps({"/liveness": True}))
     assert sessions_built(hosted) == built
@@ -71,6 +84,7 @@ def test_every_page_works_through_nginx_under_its_policy(chromium, hosted):
                 assert current.inner_text().strip() == title
             else:        # the kept page is per language: Italian after the English visits
                 assert current.inner_text().strip() == "La memoria si riempie"
+                assert page.title() == "Lineare · La memoria si riempie"
             page.wait_for_timeout(500)                        # late stylesheets and modules
         assert problems == [] and remote == []                # a refused resource is a console error
     finally:
