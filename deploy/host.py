@@ -15,7 +15,8 @@ websocket compression):
                     connects (deploy/panel_setup.py), so a bare GET, a probe or a link preview
                     builds nothing, and any server can take the websocket;
   --warm            (unless --no-warm) every page built once at start, so the first visitor does
-                    not pay for the imports and caches;
+                    not pay for the imports and caches; then every page is rendered once per
+                    language, so that each server keeps the page it renders to later GETs;
   --liveness        /liveness, answered without building anything (nginx drops its ?endpoint=);
   --use-xheaders    the visitor's address and scheme from nginx's X-Real-IP / X-Forwarded-Proto;
   --num-threads     (with --threads N) Panel's thread pool for session callbacks;
@@ -96,7 +97,7 @@ def server_command(args, port):
 
 def server_environment(args, secret):
     threads = str(args.torch_threads or max(1, (os.cpu_count() or 1) // args.workers))
-    return {**os.environ, "BOKEH_SECRET_KEY": secret, "BOKEH_SIGN_SESSIONS": "true",
+    return {**os.environ, "BOKEH_SECRET_KEY": secret,             # python -m app signs the session ids with it
             "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONUNBUFFERED": "1"}
 
 
