@@ -177,7 +177,8 @@ def draw_strip(p, strip, top, width):
         if x + box > width - 24:
             x, y = 24.0, y + tall + gap
         future, current = i > strip.current, i == strip.current
-        border = HEADER if current else "#bcccdc"
+        ask = i < len(strip.asks) and strip.asks[i]
+        border = HEADER if current or ask else "#bcccdc"               # questions framed darker
         if current:
             p.box(x - 3, y - 3, x + box + 3, y + tall + 3, fill=ACCENT, radius=10)
         p.box(x, y, x + box, y + tall, fill=LIT if current else "white",

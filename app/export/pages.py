@@ -15,6 +15,7 @@ import numpy as np
 
 from app.components.curves import BLUE, VERMILLION
 from app.components.plots import nice_limit
+from app.export.draw import fade
 from app.export.scene import Bars, Curves, Heat, Scene, Series, Strip, Table
 from app.i18n import N_, _, format_number
 from app.urlstate import serialize
@@ -60,20 +61,17 @@ class _Boxes(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.boxes, self.depth, self.in_mark = [], 0, False
+        self.boxes, self.in_mark = [], False
 
     def handle_starttag(self, tag, attrs):
         attrs = dict(attrs)
         classes = (attrs.get("class") or "").split()
         if "data-step" in attrs:
             self.boxes.append({"token": "", "mark": "", "mood": "", "ask": "ask" in classes})
-            self.depth = 0
         elif self.boxes and "answer" in classes:
             self.in_mark = True
         elif self.boxes and self.in_mark and ({"ok", "bad"} & set(classes)):
             self.boxes[-1]["mood"] = "ok" if "ok" in classes else "bad"
-        if self.boxes and tag == "span":
-            self.depth += 1
 
     def handle_endtag(self, tag):
         if tag == "div":
@@ -339,7 +337,7 @@ class TwoBillsPage(PageExport):
         size, symbol = byte_unit(cache_max)
         upto = slice(0, t + 1)
         held, cache, state = result.held, result.kv_cache_bytes / size, result.state_bytes / size
-        faded = lambda colour: "#%02x%02x%02x" % _fade(colour, 0.65)                  # the page's alpha 0.35
+        faded = lambda colour: "#%02x%02x%02x" % fade(colour, 0.65)                  # the page's alpha 0.35
         memory = [Series(_("KV cache (softmax)"), held[upto], cache[upto], VERMILLION, width=4),
                   Series(_("state ({model})").format(model=name), held[upto], state[upto], BLUE, dash=True, width=4),
                   Series("", held[t:t + 1], cache[t:t + 1], VERMILLION, kind="dots", size=12),
@@ -587,11 +585,6 @@ class ParallelRecurrentPage(PageExport):
                 rows += [[form, T, 1000 * seconds, 1000 * wall.get(T, float("nan"))] for T, seconds in points]
         return Table("cost", _(self.TABLES["cost"]), ["form", "T", "cpu_ms", "wall_ms"], rows,
                      notes=[_("Measured on the machine that made this file (empty: not measured yet).")])
-
-
-def _fade(colour, amount):
-    from app.export.draw import fade
-    return fade(colour, amount)
 
 
 PAGES = {page.slug: page for page in (TwoBillsPage, StatePage, TransitionPage, MemoryFailsPage,
