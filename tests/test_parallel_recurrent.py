@@ -8,6 +8,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from app import work
 from app.dashboards.parallel_recurrent import model as pr
@@ -17,7 +18,7 @@ from app.dashboards.parallel_recurrent.pictures import scientific
 from app.i18n import language
 from app.urlstate import read_query
 from app.variants import REGISTRY
-from engine.ops import forward
+from engine.ops import FORMS, forward
 
 
 def args(**values):
@@ -370,3 +371,43 @@ def test_the_outputs_text_states_the_difference_measured_here():
         worst = max(errors[dtype, pair][1] for pair in pr.PAIRS)
         assert f"{scientific(worst)} in {dtype}" in view.outputs_text.superiore
     assert "fla" not in view.outputs_text.superiore and "SSD" not in view.outputs_text.superiore
+
+
+# ------------------------------------------------------------------------------ the order and the count
+
+def test_each_form_answers_in_its_own_order():
+    assert list(pr.answered("recurrent", 10, 4)) == list(range(1, 11))               # one token per step
+    assert list(pr.answered("chunked", 10, 4)) == [4, 8, 10] + [10] * 7               # a block per step
+    assert list(pr.answered("parallel", 10, 4)) == [10] * 10                          # all in one step
+    assert [pr.steps_needed(form, 10, 4) for form in ("recurrent", "chunked", "parallel")] == [10, 3, 1]
+    with pytest.raises(ValueError, match="unknown form"):
+        pr.answered("sideways", 10, 4)
+
+
+def test_the_page_opens_with_three_different_fills():
+    """At the opening step the three strips are filled to three different lengths, the parallel one whole."""
+    store = FormsStore()
+    T, C = store.length, store.chunk_size
+    step = pr.opening_step(T, C)
+    filled = [pr.answered(form, T, C)[step] for form in ("recurrent", "chunked", "parallel")]
+    assert filled[0] < filled[1] < filled[2] == T
+    assert pr.opening_step(8, 64) == 0                                                # one block: the first step
+
+
+@pytest.mark.parametrize("variant", FIXED_STATE)
+def test_the_count_is_of_the_engines_matrix_products(variant):
+    """counted_work against PyTorch's FLOP counter on engine.ops.forward (2 FLOPs a multiply-add). The
+    counter sees matrix products only, so the count is at least what it sees and at most 2.5 times it
+    (the write of the recurrent form and some state reads are entry by entry); and it grows as the
+    forms do: T² for the parallel form, T for the others."""
+    for T in (64, 128):
+        q, k, v, gates = make_inputs(variant, T, 0, REGISTRY[variant].alpha, torch.float32)
+        for form in FORMS:
+            with FlopCounterMode(display=False) as counter:
+                forward(variant, q, k, v, form=form, chunk_size=16, **gates)
+            seen = counter.get_total_flops() / 2
+            assert seen <= pr.counted_work(variant, form, T, 16) <= 2.5 * seen, (form, T)
+    lengths = np.array([1024.0, 2048.0])
+    for form, slope in (("recurrent", 1), ("chunked", 1), ("parallel", 2)):
+        counts = pr.counted_work(variant, form, lengths, 16)
+        assert math.log2(counts[1] / counts[0]) == pytest.approx(slope, abs=0.02)

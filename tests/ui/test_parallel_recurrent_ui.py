@@ -1,12 +1,25 @@
 """The "Parallel = recurrent" page in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
+from first_screen import WIDE, check_first_screen
+
 PAGE = "/parallel-recurrent"
+MASK, COUNT, COST = 4, 5, 6
+CANVAS_TEXTS = """() => [...Bokeh.documents[0].all_models]
+    .filter(m => m.constructor.__name__ === 'Title' && m.visible).map(m => m.text)"""
+COUNTED = """() => [...Bokeh.documents[0].all_models].filter(m => m.data && 'count' in m.data)
+    .map(m => m.data.count.length)"""
 
 
 def figure(page, index):
-    """A screenshot of one Bokeh picture: 0–2 the outputs, 3 the difference, 4 the mask, 5 the cost."""
+    """A screenshot of one Bokeh picture: 0–2 the outputs (recurrent, chunked, parallel), 3 the difference,
+    4 the mask, 5 the counted cost, 6 the measured cost."""
     return page.locator(".bk-Figure").nth(index).screenshot()
+
+
+def wait_for_title(page, text, timeout=15_000):
+    """A title Bokeh paints on its canvas (not in the DOM): wait until one reads `text`."""
+    page.wait_for_function(f"() => ({CANVAS_TEXTS})().includes({text!r})", timeout=timeout)
 
 
 def wait_for_url(page, fragment):
@@ -23,7 +36,7 @@ def test_loads_offline_switches_level_and_language(open_page):
     page = visit.open(f"{PAGE}?lang=en&level=elementare")
     page.get_by_role("heading", name="Parallel = recurrent").wait_for()
     page.get_by_text("How far apart the three answers are").wait_for()
-    assert page.locator(".bk-Figure").count() == 6
+    assert page.locator(".bk-Figure").count() == 7
     assert page.locator("math").count() == 0                       # plain words only
     page.get_by_role("button", name="Superiore").click()
     page.locator("math").first.wait_for()
@@ -48,18 +61,19 @@ def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&T=64")
     page.get_by_text("Not measured yet for RetNet, chunks of 16.").wait_for()
-    mask, cost = figure(page, 4), figure(page, 5)
+    assert page.evaluate(COUNTED) == [11, 11, 11]           # the counted cost is drawn before any press
+    mask, cost = figure(page, MASK), figure(page, COST)
     page.get_by_role("button", name="32", exact=True).click()
     wait_for_url(page, "chunk=32")
     page.get_by_text("Not measured yet for RetNet, chunks of 32.").wait_for()
     page.wait_for_timeout(300)
-    assert figure(page, 4) != mask                                   # the chunk outlines moved
+    assert figure(page, MASK) != mask                                # the chunk outlines moved
     page.get_by_role("button", name="Measure").click()              # timed in a worker thread
     page.get_by_text(re.compile(r"^Measured for RetNet, chunks of 32\.")).wait_for(timeout=25_000)
     page.get_by_role("button", name="Measure again").wait_for()
     wait_for_url(page, "cost=true")
     page.wait_for_timeout(300)
-    assert figure(page, 5) != cost                                   # the three curves are drawn
+    assert figure(page, COST) != cost                                # the three curves are drawn
     assert visit.errors == []
 
 
@@ -100,3 +114,32 @@ def test_malformed_url_values_give_notices_and_defaults(open_page):
     for part in ("variant=retnet", "T=256", "chunk=16", "channel=0", "seed=0", "cost=false"):
         wait_for_url(page, part)
     assert visit.errors == [] and visit.dialogs == []
+
+
+def test_the_strips_fill_in_each_forms_order(open_page):
+    """The page opens with the chunked form one block from done: three strips filled to three lengths;
+    a step forward fills one more token of the recurrent strip and one more block of the chunked one."""
+    visit = open_page()
+    page = visit.open(f"{PAGE}?lang=en")
+    wait_for_title(page, "Recurrent: one token per step, 3 of 64 answered")
+    wait_for_title(page, "Chunked: a block of 16 per step, 48 of 64 answered")
+    wait_for_title(page, "Parallel: all 64 tokens in one step")
+    recurrent = figure(page, 0)
+    page.locator("body[data-lineare-keys=ready]").wait_for(state="attached")
+    page.get_by_role("heading", name="Parallel = recurrent").click()          # focus on the page
+    page.keyboard.press("ArrowRight")
+    wait_for_title(page, "Recurrent: one token per step, 4 of 64 answered")
+    wait_for_title(page, "Chunked: a block of 16 per step, 64 of 64 answered")
+    page.wait_for_function("() => window.location.search.includes('t=3')")
+    assert figure(page, 0) != recurrent
+    page.get_by_role("button", name="32", exact=True).click()              # a new run opens on its own step
+    wait_for_title(page, "Chunked: a block of 32 per step, 32 of 64 answered")
+    wait_for_title(page, "Recurrent: one token per step, 1 of 64 answered")
+    assert visit.errors == []
+
+
+def test_the_point_is_on_the_first_screen_of_a_projector(chromium, server):
+    """The three strips and the sentence about them, at 1366×768 with the sidebar open, in both languages
+    and levels, and no sideways scrolling; at 1920×1080 too."""
+    assert check_first_screen(chromium, server, PAGE, pictures=3) == []
+    assert check_first_screen(chromium, server, PAGE, pictures=3, viewport=WIDE) == []

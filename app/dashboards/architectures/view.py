@@ -123,7 +123,8 @@ class ArchitecturesView(DashboardView):
                          "1 fades, 0 erases, below 0 flips the sign."),
             superiore=_(r"**What tells the models apart is the transition.** Left: the share "
                         r"$k_0^\top A_1 \cdots A_n k_0$ of a pair written at token 0 that is left $n$ tokens "
-                        r"later. Right: the eigenvalues of $A_t$ in $S_t = S_{t-1} A_t + W_t$: 1 keeps a direction, $0 < \lambda < 1$ fades "
+                        r"later. Right: the eigenvalues of $A_t$ in $S_t = S_{t-1} A_t + W_t$: 1 keeps a "
+                        r"direction, $0 < \lambda < 1$ fades "
                         r"it, 0 erases it, $\lambda < 0$ flips its sign."))
         language = current_language()
         self.forgetting = ForgettingPicture(language)
@@ -151,7 +152,8 @@ class ArchitecturesView(DashboardView):
                         r"with $\beta_t \in (0, 2)$ it reaches −1, the negative eigenvalues that let a linear "
                         r"recurrence track state (Grazzi et al. 2025). RWKV-7, "
                         r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with $a_t = 1$: "
-                        r"one eigenvalue below 0, the others between the $w_i$.").replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
+                        r"one eigenvalue below 0, the others between the $w_i$."
+                        ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
         self.cards = {variant: self._card(variant) for variant in ARCHITECTURES}
         self.store.param.watch(self._draw, "arch")
         session.param.watch(self._draw_words, "level")

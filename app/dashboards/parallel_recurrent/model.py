@@ -115,7 +115,54 @@ def mask_of(variant, gates, length, channel=0):
     return np.where(np.tri(length, dtype=bool), L, np.nan)
 
 
+# ------------------------------------------------------------------------------- the order
+
+def answered(form, length, chunk_size):
+    """[length]: how many tokens `form` has answered after step 1, 2, … length, a step being work that
+    must wait for the one before: the recurrent form answers one token per step, the chunked form one
+    block of C tokens per step (all of a block at once), the parallel form every token in its one step."""
+    steps = np.arange(1, length + 1)
+    if form == "recurrent":
+        return steps
+    if form == "chunked":
+        return np.minimum(steps * chunk_size, length)
+    if form == "parallel":
+        return np.full(length, length)
+    raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
+
+
+def steps_needed(form, length, chunk_size):
+    """Steps `form` takes to answer `length` tokens: T, ⌈T/C⌉ or 1."""
+    return int(np.argmax(answered(form, length, chunk_size) == length)) + 1
+
+
+def opening_step(length, chunk_size):
+    """The step (0-based frame) the page opens on: the chunked form one block from done, so the three
+    strips are filled to three different lengths (the parallel one whole)."""
+    return max(0, steps_needed("chunked", length, chunk_size) - 2)
+
+
 # ------------------------------------------------------------------------------- the cost
+
+def counted_work(variant, form, length, chunk_size, d=D):
+    """Multiply-adds of one head to run `form` over `length` tokens (numbers or an array): the leading
+    terms of each algorithm with d_k = d_v = d. Recurrent: a write and a read of the d × d state per
+    token, 2 T d² (the delta rule also reads S k and writes its correction: 4 T d²). Parallel: the
+    T × T scores Q Kᵀ and their product with V, 2 T² d, and the final state, plus T d² (the delta
+    rule's triangular system adds about 6 T² d: 8 T² d, and 4 T d²). Chunked: the same inside each block
+    of C tokens, 2 T C d, and the state read and written once per token, 2 T d² (delta rule: 8 T C d +
+    4 T d²). A decay adds only multiplications."""
+    T = np.asarray(length, dtype=np.float64)
+    corrects = REGISTRY[variant].corrects
+    per_square, per_state = (8, 4) if corrects else (2, 2)
+    if form == "recurrent":
+        return per_state * T * d * d
+    if form == "parallel":
+        return per_square * T * T * d + per_state * T * d * d
+    if form == "chunked":
+        return per_square * T * chunk_size * d + per_state * T * d * d
+    raise ValueError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
+
 
 @dataclass
 class CostCurve:

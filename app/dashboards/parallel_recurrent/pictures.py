@@ -1,16 +1,17 @@
-"""The pictures of "Parallel = recurrent": the decay mask and the cost chart (Bokeh, patched in place)
-and the table of differences between the forms."""
+"""The pictures of "Parallel = recurrent": the decay mask, the counted and the measured cost (Bokeh,
+patched in place) and the table of differences between the forms."""
 import html
 import math
 
 import numpy as np
 from bokeh.core.properties import value
-from bokeh.models import ColumnDataSource, HoverTool, Legend, LegendItem, LinearColorMapper, Range1d
+from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, HoverTool, Legend, LegendItem, LinearColorMapper,
+                          Range1d)
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, style_figure
-from app.dashboards.parallel_recurrent.model import DTYPES, FORMS, PAIRS
+from app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
 from app.i18n import N_, _, format_number
 
 FORM_COLORS = {"recurrent": "#D55E00", "parallel": "#0072B2", "chunked": "#009E73"}   # Okabe–Ito
@@ -71,7 +72,7 @@ class CostPicture:
     in place, like the pictures that change every frame: redrawn through HoloViews it took about
     1000 times longer per knob change (a new figure each time)."""
 
-    def __init__(self, title, width=660, height=460):
+    def __init__(self, title, width=470, height=420):
         self.figure = style_figure(figure(title=title, width=width, height=height, x_axis_type="log",
                                           y_axis_type="log", x_range=Range1d(10, 30_000),
                                           y_range=Range1d(0.01, 10_000)),
@@ -102,6 +103,35 @@ class CostPicture:
             if slope is not None:
                 label = _("{form}: slope {slope}").format(form=label, slope=format_number(slope, 2))
             self.items[form].label = value(label)
+
+
+class CountPicture:
+    """Multiply-adds against T on log–log axes, one line per form (model.counted_work): there from the
+    first paint, where the measured cost waits for a press. Axes fixed like the measured cost's."""
+
+    def __init__(self, title, width=470, height=420):
+        self.figure = style_figure(figure(title=title, width=width, height=height, x_axis_type="log",
+                                          y_axis_type="log", x_range=Range1d(10, 30_000), y_range=Range1d(1e3, 1e12)),
+                                   _("sequence length T"), _("multiply-adds per run (counted)"))
+        self.figure.yaxis.formatter = CustomJSTickFormatter(code="""
+            const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+            return "10" + String(Math.round(Math.log10(tick))).split("").map(c => digits[+c]).join("")""")
+        self.sources = {form: ColumnDataSource({"T": [], "count": []}) for form in FORMS}
+        items = []
+        for form in FORMS:
+            line = self.figure.line("T", "count", source=self.sources[form], color=FORM_COLORS[form], line_width=3)
+            dots = self.figure.scatter("T", "count", source=self.sources[form], color=FORM_COLORS[form], size=8,
+                                       marker=FORM_MARKERS[form])
+            items.append(LegendItem(label=value(_(FORM_NAMES[form])), renderers=[line, dots]))
+        self.figure.add_layout(Legend(items=items, location="top_left", label_text_font_size=LABEL_SIZE))
+        self.figure.grid.visible = True
+        self.figure.grid.grid_line_alpha = 0.35
+        self.figure.add_tools(HoverTool(tooltips=[("T", "@T"), (_("multiply-adds"), "@count{0.0a}")]))
+
+    def show(self, variant, chunk_size):
+        lengths = np.array(COST_LENGTHS, dtype=float)
+        for form in FORMS:
+            self.sources[form].data = {"T": lengths, "count": counted_work(variant, form, lengths, chunk_size)}
 
 
 def comparison_table(comparison):

@@ -4,16 +4,18 @@ import html
 
 import numpy as np
 import panel as pn
-from bokeh.models import BasicTickFormatter, ColorBar, FixedTicker
+from bokeh.models import BasicTickFormatter, ColorBar, FixedTicker, Title
 
-from app.components.plots import MatrixPicture
-from app.components.text import TEXT_CSS, Explanation
+from app.components.player import Player
+from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture
+from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
-                                                     FORMS, MAX_LENGTH, PAIRS, FormsStore)
-from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, MaskPicture, comparison_table,
-                                                        scientific)
-from app.i18n import _, format_number
+                                                     MAX_LENGTH, PAIRS, FormsStore, answered, opening_step,
+                                                     steps_needed)
+from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
+                                                        comparison_table, scientific)
+from app.i18n import _, current_language, format_number
 from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
@@ -62,11 +64,18 @@ class FormsView(DashboardView):
             "rule the transition $A_t = \\alpha_t (I - \\beta_t k_t k_t^\\top)$ is not diagonal; its chunked "
             "form solves a small triangular system per block (the WY/UT representation, Yang et al. 2024).")
 
-        # 1. the three outputs and their differences
-        self.output_pictures = {
-            form: MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
-                                width=630, height=175, value_label="o")
-            for form in FORMS}
+        # 1. the three outputs, filled in the order each form computes them (the Player steps through)
+        self.player, notices = Player.from_query(pn.state.session_args, speed=4.0, labels=self._player_words())
+        session.add_notices("url", notices)
+        if Player.URL["value"] not in (pn.state.session_args or {}):
+            self.player.value = opening_step(store.length, store.chunk_size)
+        self.point = Explanation(session)
+        self.output_pictures = {            # from one token per step to all at once
+            form: MatrixPicture("", _("position in the sequence") if form == "parallel" else "", _("channel"), D, 8,
+                                width=630, height=160 if form == "parallel" else 135, value_label="o")
+            for form in ("recurrent", "chunked", "parallel")}
+        for picture in self.output_pictures.values():        # titles that follow the step, in the browser
+            picture.figure.title = Title(text="", text_font_size=TITLE_SIZE, syncable=False)
         self.difference = MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
                                         width=630, height=175, value_label="Δ")
         for picture in (*self.output_pictures.values(), self.difference):
@@ -74,15 +83,18 @@ class FormsView(DashboardView):
         self.difference.figure.select_one(ColorBar).formatter = BasicTickFormatter(precision=1)
         self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], width=560, margin=(4, 10))
         self.outputs_text = outputs_text = Explanation(
-            session, width=560,
+            session, width=330,
             elementare=_("Each strip is what one way answers: one column per word, one row (channel) per "
                          "number of the answer (blue negative, red positive, the same colours in the three "
-                         "strips). They look the same because they are the same. The last strip shows the "
-                         "difference between two ways, magnified enormously (its scale is in its title): "
+                         "strips). Where all three have answered they look the same, because they are the same. "
+                         "Further down, a strip shows the difference between two ways, magnified enormously (its "
+                         "scale is in its title): "
                          "only specks of rounding are left, a little larger where the answers are larger."))
-        strips = pn.Column(*[pn.pane.Bokeh(self.output_pictures[f].figure, margin=(0, 0, 2, 0)) for f in FORMS],
-                           pn.pane.Bokeh(self.difference.figure, margin=(8, 0, 0, 0)))
-        self.outputs_section = pn.FlexBox(strips, pn.Column(self.table, outputs_text), sizing_mode="stretch_width")
+        strips = pn.Column(*[pn.Column(pn.pane.Bokeh(picture.figure), margin=(0, 0, 2, 0), css_classes=["main-picture"])
+                             for picture in self.output_pictures.values()])
+        self.strips_section = pn.FlexBox(strips, outputs_text, sizing_mode="stretch_width")
+        self.outputs_section = pn.FlexBox(pn.pane.Bokeh(self.difference.figure, margin=(8, 12, 0, 0)), self.table,
+                                          sizing_mode="stretch_width")
 
         # 2. the decay mask and the chunks
         self.mask_picture = MaskPicture(_("Decay mask L of the parallel form"))
@@ -106,7 +118,8 @@ class FormsView(DashboardView):
         self.mask_section = pn.FlexBox(pn.pane.Bokeh(self.mask_picture.figure),
                                        pn.Column(self.mask_note, mask_text), sizing_mode="stretch_width")
 
-        # 3. the cost as the sequence grows
+        # 3. the cost as the sequence grows: counted at once, measured on request
+        self.count_picture = CountPicture(_("Counted: multiply-adds"))
         self.cost_picture = CostPicture(_("Measured cost of the three forms"))
         self.measure_button = pn.widgets.Button(label=_("Measure"), color="primary",
                                                 width=220, height=44,
@@ -115,14 +128,19 @@ class FormsView(DashboardView):
         self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
         cost_text = Explanation(
             session, width=500,
-            elementare=_("Press **Measure** and this server times the three ways on longer and longer "
+            elementare=_("Left, counted: the multiplications each way needs, the same on any computer. "
+                         "Right, measured: press **Measure** and this server times the three ways on longer and longer "
                          "inputs, right now. It counts only the time spent computing, not the time spent "
                          "waiting while the server works for other visitors. Both axes are logarithmic: a "
                          "straight line means the time grows like a power of the length, and the slope says "
                          "which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope 2: "
                          "twice as long, four times the time (parallel). On short inputs every way pays a "
                          "fixed start-up price, so the lines start flat."),
-            superiore=_("CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
+            superiore=_("Left: multiply-adds per head, the leading terms of each algorithm (recurrent "
+                        "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
+                        "triangular systems make them $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "PyTorch's FLOP counter on the engine. Right: "
+                        "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "
                         "that a wall clock would add on a shared server (hover a point for both). Float32, "
                         "one head, $d_k = d_v = 16$; each length keeps its shortest of up to four runs. "
@@ -132,9 +150,11 @@ class FormsView(DashboardView):
                         "fused GPU kernels change the constants, not the slopes. Lengths up to {parallel} "
                         "(parallel), {recurrent} (recurrent) and {chunked} (chunked), within about {budget} s."
                         ).format(budget=format_number(COST_BUDGET_S, 1), **COST_MAX_LENGTH))
-        self.cost_section = pn.FlexBox(pn.pane.Bokeh(self.cost_picture.figure),
-                                       pn.Column(self.measure_button, self.status, cost_text),
-                                       sizing_mode="stretch_width")
+        self.cost_section = pn.Column(
+            pn.FlexBox(pn.pane.Bokeh(self.count_picture.figure, margin=(0, 12, 0, 0)),
+                       pn.pane.Bokeh(self.cost_picture.figure), sizing_mode="stretch_width"),
+            pn.FlexBox(pn.Column(self.measure_button, self.status, width=480), cost_text, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
 
         self.headings = [heading(_("Same input, three forms")), heading(_("The mask and the chunks")),
                          heading(_("What each form costs"))]
@@ -142,17 +162,19 @@ class FormsView(DashboardView):
         store.param.watch(self._draw_mask, ["mask"])
         store.param.watch(self._draw_curve, ["curve"])
         store.param.watch(self._draw_status, ["variant", "chunk_size", "measuring"])
-        self._draw_comparison()
+        session.param.watch(lambda _event: self._draw_point(), "level")
+        self._draw_comparison(opening=False)
         self._draw_mask()
         self._draw_curve()
         if store.cost:
             pn.state.onload(self._measure_after_load)
 
     def __panel__(self):
+        # the point, the player and the three strips first (the first screen of a projector), words after
         return pn.Column(
-            title(_("Parallel = recurrent")), self.intro, self.headings[0], self.outputs_section,
-            self.headings[1], self.mask_section, self.headings[2], self.cost_section,
-            sizing_mode="stretch_width")
+            title(_("Parallel = recurrent")), point_box(self.point), self.player, self.strips_section, self.intro,
+            self.headings[0], self.outputs_section, self.headings[1], self.mask_section, self.headings[2],
+            self.cost_section, sizing_mode="stretch_width")
 
     def controls(self):
         store = self.store
@@ -186,14 +208,29 @@ class FormsView(DashboardView):
 
     # -- drawing (each under pn.io.hold: one message to the browser per change)
 
-    def _draw_comparison(self, *_events):
+    @staticmethod
+    def _player_words():
+        return {"back": _("Back"), "forward": _("Forward"), "play": _("Play"), "pause": _("Pause"),
+                "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
+                "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} steps per second"),
+                "step": _("Step {t} of {n}"), "locale": {"it": "it-IT"}.get(current_language(), "en-US")}
+
+    def _draw_comparison(self, *events, opening=True):
         comparison = self.store.comparison
+        T, C = comparison.length, comparison.chunk_size
+        t = opening_step(T, C) if opening else self.player.frame()
         with pn.io.hold():
-            titles = {"recurrent": _("Recurrent: token by token"), "parallel": _("Parallel: all at once"),
-                      "chunked": _("Chunked: blocks of {size}").format(size=comparison.chunk_size)}
             for form, picture in self.output_pictures.items():
-                picture.figure.title.text = titles[form]
-                show_matrix(picture, comparison.outputs[form].T, comparison.peak)     # [d_v, T]
+                # step s shows the tokens the form has answered by then; the others are not computed yet
+                done = answered(form, T, C)                                                       # [T]
+                output = comparison.outputs[form].T                                               # [d_v, T]
+                frames = np.where(np.arange(T)[None, None, :] < done[:, None, None], output[None], np.nan)
+                picture.set_cols(T)
+                picture.show_frames(frames, comparison.peak, t=t)                                 # [T, d_v, T]
+                texts = [self._strip_title(form, T, C, done[s]) for s in range(T)]
+                picture.figure.title.update(text=texts[min(t, T - 1)], tags=[TEXT_TAG, texts])
+            self.player.new_run(T, jump=t if opening else None)
+            self._draw_point()
             delta = comparison.outputs["chunked"] - comparison.outputs["recurrent"]
             largest = float(np.abs(delta).max())
             self.difference.figure.title.text = _("Chunked − recurrent: up to ±{limit}").format(
@@ -204,13 +241,40 @@ class FormsView(DashboardView):
                      for dtype in ("float32", "float64")}
             self.outputs_text.superiore = _(
                 "Outputs $o_t \\in \\mathbb{R}^{d_v}$ of one head ($d_k = d_v = 16$; $q, k, v$ random with the "
-                "seed, gates from the model's default knobs), same colour scale. Last strip: "
+                "seed, gates from the model's default knobs), same colour scale. Further down: "
                 "$o^{\\mathrm{chunk}} - o^{\\mathrm{rec}}$ in float32, on its own scale. Relative error: "
                 "$\\lVert x - y \\rVert / \\lVert y \\rVert$ (RMS). The engine's tests hold every model to "
                 "$\\le 10^{-5}$ in float32 ($\\le 10^{-4}$ with very strong decays, $\\alpha$ near 0.05) and "
                 "$\\le 10^{-10}$ in float64.") + " " + _(
                 "Measured now on this input, the largest relative error between any two forms: {float32} in "
                 "float32, {float64} in float64.").format(**worst)
+
+    @staticmethod
+    def _strip_title(form, length, chunk_size, done):
+        """A strip's title at one step: its form, and how many tokens it has answered by then."""
+        if form == "recurrent":
+            return _("Recurrent: one token per step, {done} of {n} answered").format(done=done, n=length)
+        if form == "chunked":
+            return _("Chunked: a block of {size} per step, {done} of {n} answered").format(
+                size=chunk_size, done=done, n=length)
+        return _("Parallel: all {n} tokens in one step").format(n=length)
+
+    def _draw_point(self):
+        comparison = self.store.comparison
+        T, C = comparison.length, comparison.chunk_size
+        worst = max(comparison.errors["float32", pair][1] for pair in PAIRS)
+        words = dict(n=T, size=C, blocks=steps_needed("chunked", T, C), error=scientific(worst))
+        self.point.param.update(
+            elementare=_("**The same answers, in three different orders.** Press ▶: the recurrent way answers "
+                         "one word per step ({n} steps), the chunked way a block of {size} ({blocks} steps), the "
+                         "parallel way all {n} at once (1 step). Where they have answered, the strips are the "
+                         "same, up to rounding: about {error} of the size of the answers.").format(**words),
+            superiore=_("**One sum, three schedules.** Sequential steps to answer $T = {n}$ tokens: "
+                        "recurrent $T$, chunked $\\lceil T/C \\rceil = {blocks}$ with $C = {size}$, parallel 1, "
+                        "each step larger (a $C \\times C$ block, the whole $T \\times T$ table). The outputs "
+                        "agree up to rounding: largest relative difference {error} in float32."
+                        ).replace("{n}", str(T)).replace("{blocks}", str(words["blocks"]))
+                          .replace("{size}", str(C)).replace("{error}", words["error"]))
 
     def _draw_mask(self, *_events):
         store = self.store
@@ -226,6 +290,7 @@ class FormsView(DashboardView):
 
     def _draw_curve(self, *_events):
         with pn.io.hold():
+            self.count_picture.show(self.store.variant, self.store.chunk_size)
             self.cost_picture.show(self.store.curve)
             self._draw_status()
 
