@@ -1,7 +1,8 @@
-"""The numbers of "Parallel = recurrent": one input through three forms, the decay mask, the cost.
+"""The numbers of "Parallel = recurrent": one input through three forms, the order each computes it
+in, the decay mask, the cost counted and measured.
 
-Pure computation (`compare`, `mask_of`, `measure_costs`) and `FormsStore`, one per session. No Panel,
-no Bokeh: the store works the same in a test, a notebook or a server session.
+Pure computation (`compare`, `answered`, `mask_of`, `counted_work`, `measure_costs`) and `FormsStore`,
+one per session. No Panel, no Bokeh: the store works the same in a test, a notebook or a server session.
 """
 import time
 from dataclasses import dataclass, field
