@@ -52,13 +52,14 @@ def test_the_landing_page_says_where_to_start(lang, words):
 
 
 @pytest.mark.parametrize("lang", ["it", "en"])
-def test_key_value_and_query_are_defined_on_the_first_page(lang):
-    """The first page in the chapter's order (Two bills) names label (key), information (value), question
-    (query) and the notebook of notes (KV cache) in its Elementare introduction."""
+def test_key_value_and_query_are_defined_on_the_first_laboratory(lang):
+    """Two bills, the first laboratory (after the lesson "Take away the softmax", whose own test checks the
+    same words), names label (key), information (value), question (query) and the notebook of notes
+    (KV cache) in its Elementare introduction."""
     from app.dashboards.two_bills.model import GenerationStore
     from app.dashboards.two_bills.view import TwoBillsView
 
-    assert DASHBOARDS[0].slug == "two-bills"
+    assert [d.slug for d in DASHBOARDS[:2]] == ["softmax", "two-bills"]
     with language(lang):
         view = TwoBillsView(store=GenerationStore(tokens=16, heads=1, dim=16), session=Session(language=lang))
     plain = view.intro.elementare

@@ -34,6 +34,11 @@ def _page(package):
 
 
 DASHBOARDS = (
+    Dashboard("softmax", N_("Take away the softmax"),
+              N_("The chapter's opening move, on a sentence of eight words: take away the softmax and the table "
+                 "of who looks at whom folds into a small summary (the state) with the same answers. Then count "
+                 "what each order costs as the text grows."),
+              build=_page("take_away_softmax")),
     Dashboard("two-bills", N_("Two bills"),
               N_("Softmax attention pays twice: every word (token) is compared with every word before it, "
                  "and its notebook of notes (the KV cache) grows with every word written. Here the notebook "
