@@ -89,7 +89,7 @@ class EigenPicture:
         self.figure.add_tools(HoverTool(tooltips=[("λ", "$x{0.000}")]))
         self.band = self.figure.hbar(y=[rows[-1]], height=0.9, left=-1.15, right=1.15, color="#fff3c4",
                                      level="underlay")
-        self.words = {False: (_("What a token multiplies each direction by"), _("factor per token")),
+        self.words = {False: (_("What each direction keeps per token"), _("factor per token")),
                       True: (_("Eigenvalues of the transition"), _("eigenvalue λ"))}
 
     def light(self, lit):
