@@ -33,8 +33,9 @@ def percent_labels(weights):
 
 def number_labels(values):
     """Cells with one decimal in the page's number format ("" for an empty cell)."""
+    rounded = np.round(values, 1) + 0.0                                             # −0.04 → 0.0, not −0.0
     return np.array([["" if np.isnan(x) else format_number(float(x), 1).replace("-", "−") for x in row]
-                     for row in values])
+                     for row in rounded])
 
 
 class SoftmaxView(DashboardView):
