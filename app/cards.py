@@ -1,0 +1,37 @@
+"""What a lesson card is, and the small helpers its answers are written with.
+
+A record of its own so that the lesson framework (app/lessons.py) and each page's cards
+(app/dashboards/<page>/lesson.py) can both import it. Card modules import their page's model inside
+the card's functions, not at the top: the landing page lists the lessons without loading torch.
+"""
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from app.i18n import format_number
+
+
+@dataclass(frozen=True)
+class Card:
+    setup: dict                      # URL parameters this card opens on (strings, as in a URL)
+    prompt: str                      # msgid: the question
+    choices: tuple                   # msgids (or plain numbers) to choose from
+    correct: Callable                # store → index of the right choice
+    observe: Callable                # store → translated text: what happened
+    press: str = ""                  # msgid: what to do to see it (empty: the answer shows at once)
+    at: Callable | None = None       # store → the frame at which it shows (None: at once)
+
+
+def percent(share):
+    """0.834 → '83' (written in the current language)."""
+    return format_number(round(100 * float(share)))
+
+
+def nearest(values, x, log=False):
+    """Index of the value closest to x (on a log scale: by ratio, for sizes that differ tenfold)."""
+    distance = (lambda v: abs(math.log(v / x))) if log else (lambda v: abs(v - x))
+    return min(range(len(values)), key=lambda i: distance(values[i]))
+
+
+def decimal(x, decimals=1):
+    return format_number(round(float(x), decimals), decimals)

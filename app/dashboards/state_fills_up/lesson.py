@@ -1,0 +1,70 @@
+"""The lesson of "The state fills up": a column per name, a number that changes (added, then corrected),
+and more names than columns. Answers are read off the page's run (state_fills_up.model)."""
+from app.cards import Card, percent
+from app.i18n import N_, _
+
+
+def _asked(store, name):
+    """The step where `name` is asked, and the memory's (answer, similarity, expected) there."""
+    result = store.result
+    t = next(i for i, token in enumerate(result.tokens) if token.kind == "ask" and token.key == name)
+    return t, result.answers[t]
+
+
+def _mixed(store, name):
+    """0: the old number, 1: the new one, 2: a mix of both (the read-out matches neither well)."""
+    _t, (answer, similarity, _expected) = _asked(store, name)
+    if similarity < 0.9:
+        return 2
+    return 1 if answer == "99" else 0
+
+
+def _all_right(store):
+    answers = [a for token, a in zip(store.result.tokens, store.result.answers) if token.kind == "ask"]
+    return sum(answer == expected for answer, _s, expected in answers), len(answers)
+
+
+CARDS = (
+    Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "phonebook",
+                "keys": "perpendicular", "heads": "1", "t": "0"},
+         prompt=N_("Four names are stored, each in a column of its own, then asked for. Will the memory "
+                   "answer all four questions right?"),
+         choices=(N_("Yes, all four"), N_("No, some get mixed up")),
+         correct=lambda store: 0 if _all_right(store)[0] == _all_right(store)[1] else 1,
+         at=lambda store: store.length() - 1,
+         press=N_("Press ▶ Play (or → step by step) and watch the answers under the questions."),
+         observe=lambda store: _("{right} of {asked} right: with a column each, no pair gets in another's "
+                                 "way.").format(right=_all_right(store)[0], asked=_all_right(store)[1])),
+    Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "overwrite",
+                "keys": "perpendicular", "heads": "1", "t": "0"},
+         prompt=N_("Anna:21 is stored, and later Anna:99. Linear attention only adds. Asked «Anna?», what "
+                   "will it answer?"),
+         choices=("21", "99", N_("a mix of both")),
+         correct=lambda store: _mixed(store, "Anna"),
+         at=lambda store: _asked(store, "Anna")[0],
+         press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
+         observe=lambda store: _("It answers {answer}, but the match is only {percent}%: Anna's column holds "
+                                 "21 and 99 added together.").format(
+             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+    Card(setup={"mode": "mechanism", "variant": "deltanet", "source": "preset", "preset": "overwrite",
+                "keys": "perpendicular", "heads": "1", "beta": "1", "t": "0"},
+         prompt=N_("The same words, now with DeltaNet, which corrects before it writes. What will it "
+                   "answer for «Anna?»?"),
+         choices=("21", "99", N_("a mix of both")),
+         correct=lambda store: _mixed(store, "Anna"),
+         at=lambda store: _asked(store, "Anna")[0],
+         press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
+         observe=lambda store: _("It answers {answer} with a match of {percent}%: at Anna:99 the correction "
+                                 "first took 21 out of Anna's column.").format(
+             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+    Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "crowd",
+                "keys": "perpendicular", "heads": "1", "t": "0"},
+         prompt=N_("Now 24 names for 16 columns. Will «Anna?» still get back 26?"),
+         choices=(N_("Yes"), N_("No")),
+         correct=lambda store: 0 if _asked(store, "Anna")[1][0] == "26" and _asked(store, "Anna")[1][1] > 0.9 else 1,
+         at=lambda store: _asked(store, "Anna")[0],
+         press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
+         observe=lambda store: _("It answers {answer} (match {percent}%): the 17th name had to share Anna's "
+                                 "column. A summary of fixed size has room for only so many names.").format(
+             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+)
