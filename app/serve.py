@@ -9,7 +9,10 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs for several processes, --warm, --show,
---secret-key-file; anything after `--` goes to `panel serve` unchanged.
+--secret-key-file, --build-on-loop; anything after `--` goes to `panel serve` unchanged.
+
+Pages are built on a thread of their own (app/building.py), so that one visitor opening a page does
+not stop every other session of the process; --build-on-loop builds them as plain Panel does.
 
 Session ids are signed (app/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach

@@ -1,0 +1,51 @@
+"""Pages built on a thread of their own, so that the event loop keeps serving every other visitor.
+
+Bokeh builds a session's page (runs app/pages/<page>.py) inside the event loop: for the one to seven
+seconds a page takes on two busy cores, every other session of the process waits — its knobs, its
+pings, even a bare GET. `install()` moves that build to one builder thread: Panel's session hook
+(`Application.on_session_created`, awaited by Bokeh just before it builds) builds the new Document
+there and awaits it, and Bokeh's own build call that follows finds the Document built. The loop is
+free meanwhile (PyTorch and NumPy release the GIL; Python hands it over every few milliseconds).
+
+The new Document belongs to no connection yet, so nothing else touches it while it is built; after
+the build Panel is told that the loop's thread owns it (its callbacks then run as usual). One thread:
+pages are built one at a time, in the order asked, and never two at once against the loop.
+"""
+import asyncio
+import contextvars
+import threading
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+
+BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
+
+
+def install():
+    """Patch Panel's Application (every page of `panel serve` is one) to build documents on BUILDER."""
+    from panel.io.application import Application
+    from panel.io.state import state
+
+    created, initialize = Application.on_session_created, Application.initialize_document
+    if getattr(created, "lineare", False):
+        return
+    built = weakref.WeakSet()                       # Documents built on the thread, not yet handed to Bokeh
+
+    async def on_session_created(self, session_context):
+        await created(self, session_context)
+        doc = session_context._document
+        loop_thread = threading.get_ident()
+        context = contextvars.copy_context()        # Panel's current document and our language live there
+        try:
+            await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, initialize, self, doc)
+        finally:
+            built.add(doc)                          # even half built: never built twice
+            state._thread_id_[doc] = loop_thread    # from now on the loop's thread owns it
+
+    def initialize_document(self, doc):
+        if doc in built:
+            built.discard(doc)
+            return
+        initialize(self, doc)                       # --warm, and anything not made by a session
+
+    on_session_created.lineare = True
+    Application.on_session_created, Application.initialize_document = on_session_created, initialize_document
