@@ -131,3 +131,22 @@ def test_the_code_shown_is_the_engines_own_step(variant):
     assert html.unescape(text).count(f"def step_{variant}(") == 1
     assert inspect.getsource(recurrent.STEPS[variant]).splitlines()[1].strip() in html.unescape(text)
     assert NOTEBOOK_URL.endswith(".ipynb") and (ROOT / "notebooks" / NOTEBOOK_URL.rsplit("/", 1)[1]).exists()
+
+
+@pytest.mark.parametrize("variant", [v for v in REGISTRY if REGISTRY[v].fixed_state])
+def test_the_browser_rebuilds_the_change_from_the_state_and_the_transition(variant):
+    # what app/components/player.py computes at each frame: S_{t-1}(diag + a bᵀ − I) (+ the write u wᵀ)
+    from app.components.plots import rank_one
+
+    store = StateStore(variant=variant, heads=2, preset="overwrite", alpha=0.7, beta=0.6)
+    records = store.result.records
+    for head in range(2):
+        frames = [head_frame(variant, records, head, t) for t in range(len(records))]
+        u, w = rank_one(np.stack([f.write for f in frames]))
+        before = np.zeros_like(frames[0].state)
+        for t, frame in enumerate(frames):
+            A = np.diag(frame.diag) + (np.outer(*frame.low) if frame.low else 0)
+            removed = before @ (A - np.eye(len(frame.diag)))
+            np.testing.assert_allclose(removed, frame.removed, atol=1e-6)
+            np.testing.assert_allclose(removed + np.outer(u[t], w[t]), frame.change, atol=1e-6)
+            before = frame.state

@@ -51,7 +51,7 @@ class Player(JSComponent):
 
     _esm = """
     const FRAME = "lineare-frame", TEXT = "lineare-text", OUTER = "lineare-outer", DELTA = "lineare-delta",
-          PREFIX = "lineare-prefix"
+          PREFIX = "lineare-prefix", UPDATE = "lineare-update"
 
     // a run whose frames came as changes from the frame before (mod 256): add them up, once per run
     const decoded = new WeakSet()
@@ -67,6 +67,41 @@ class Player(JSComponent):
       }
       decoded.add(frames)
       source.data = {...source.data, image: frames}
+    }
+
+    // a state picture's matrix at frame s, as numbers: from its colour codes (index / 127 − 1 of its
+    // range; 255, an empty cell, is 0) or from its two factors when it travels as u wᵀ
+    function stateAt(state, s, rows, cols, limit) {
+      const values = new Float64Array(rows * cols)
+      if (s < 0) { return values }
+      if ((state.tags || [])[0] === OUTER) {
+        const u = state.data.u[0], w = state.data.w[0]
+        for (let i = 0; i < rows; i++) { for (let j = 0; j < cols; j++) { values[i * cols + j] = u[s * rows + i] * w[s * cols + j] } }
+        return values
+      }
+      const codes = state.data.image[s]
+      for (let k = 0; k < values.length; k++) { values[k] = codes[k] === 255 ? 0 : (codes[k] / 127 - 1) * limit }
+      return values
+    }
+
+    // S_{t-1}(A_t − I), plus the write u wᵀ for the whole change, with A_t = diag + a bᵀ (see plots.show_update)
+    function updateAt(owner, state, writer, t, rows, cols, limit, withWrite) {
+      const before = stateAt(state, t - 1, rows, cols, limit), d = owner.data
+      const diag = d.diag[0], a = d.a[0], b = d.b[0], scalar = owner.tags[8] === "scalar"
+      const source = withWrite ? (writer || owner).data : null
+      const u = source ? source.u[0] : [], w = source ? source.w[0] : []
+      const values = new Float64Array(rows * cols)
+      for (let i = 0; i < rows; i++) {
+        let along = 0
+        if (a.length) { for (let m = 0; m < cols; m++) { along += before[i * cols + m] * a[t * cols + m] } }
+        for (let j = 0; j < cols; j++) {
+          let v = before[i * cols + j] * ((scalar ? diag[t] : diag[t * cols + j]) - 1)
+          if (a.length) { v += along * b[t * cols + j] }
+          if (withWrite && u.length) { v += u[t * rows + i] * w[t * cols + j] }
+          values[i * cols + j] = v
+        }
+      }
+      return values
     }
 
     export function render({ model, el }) {
@@ -112,7 +147,8 @@ class Player(JSComponent):
       }
 
       function show() {
-        for (const m of models()) {
+        const all = models()
+        for (const m of all) {
           const tags = m.tags || []
           if (tags[0] === FRAME) {
             const n = tags[1], start = tags[2] === "upto" ? 0 : t * n
@@ -125,6 +161,14 @@ class Player(JSComponent):
             const all = m.data.y_all, y = new Float64Array(all.length)
             for (let i = 0; i < all.length; i++) { y[i] = i <= t ? all[i] : NaN }
             m.data = {...m.data, y}
+          } else if (tags[0] === UPDATE) {          // a state's change, from the state's frames
+            const [, rows, cols, stateId, limit, part, ownerId, writerId] = tags
+            const state = all.find(x => x.id === stateId)
+            const owner = part === "change" ? m : all.find(x => x.id === ownerId)
+            const writer = writerId ? all.find(x => x.id === writerId) : null
+            if (!state || !owner || (writerId && !writer)) { continue }
+            const values = updateAt(owner, state, writer, t, rows, cols, limit, part === "change")
+            m.data = {...m.data, image: [new m.data.image[0].constructor(values, [rows, cols])]}
           } else if (tags[0] === OUTER) {           // a rank-one picture: u[t] w[t]ᵀ
             const [, rows, cols] = tags, u = m.data.u[0], w = m.data.w[0], image = m.data.image[0]
             const values = new Float64Array(rows * cols)

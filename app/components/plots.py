@@ -35,6 +35,7 @@ TEXT_TAG = "lineare-text"
 OUTER_TAG = "lineare-outer"
 DELTA_TAG = "lineare-delta"
 PREFIX_TAG = "lineare-prefix"     # a line shown up to the current frame (curves.CurvesPicture)
+UPDATE_TAG = "lineare-update"     # a state's change, rebuilt in the browser from the state's own frames
 
 
 # RdBu interpolated to 255 colours (Bokeh lists it from blue to red: negative blue, positive red)
@@ -201,7 +202,7 @@ class HeatMap:
             self.mapper.update(low=-limit, high=limit, high_color=None)
             show_all(self.filter, 1)
             self._set_tags([OUTER_TAG, *self._shape()])
-            self.source.data = {"image": [np.outer(u[t], w[t])], "u": [u.astype(np.float32).ravel()],
+            self.source.data = {"image": [np.outer(u[t], w[t]).astype(np.float32)], "u": [u.astype(np.float32).ravel()],
                                 "w": [w.astype(np.float32).ravel()]}
             return
         codes = quantize(frames, limit)                                                         # [T, r, c]
@@ -213,6 +214,44 @@ class HeatMap:
         set_frame(self.filter, 1, t)
         self._set_tags([DELTA_TAG])
         self.source.data = {"image": list(steps)}
+
+    exact_first_frame = False          # True: send frame t of an update as numbers (a page with no player)
+
+    def show_update(self, state, frames, limit, t, transition, write=None, owner=None):
+        """A state's update at every frame, made in the browser from the state picture's frames.
+
+        `frames` [T, rows, cols]: the exact updates (frame t is drawn by the server); `transition`:
+        (diag [T, cols], a [T, cols], b [T, cols]) with A_t = diag + a bᵀ (a, b None: diagonal), and the
+        browser draws S_{t-1}(A_t − I), plus u wᵀ when `write` = (u [T, rows], w [T, cols]) or the
+        rank-one write picture that already carries them. The state
+        travels once (8-bit, per frame), the update as 3 numbers per key channel and frame instead of a
+        second picture: a whole run costs half. `owner`: another picture's update whose transition and
+        write this one reuses (the part without the write: "what fades or is erased")."""
+        limit = self.set_limit(nice_limit(limit))
+        frames = np.asarray(frames, dtype=float).reshape(-1, *self._shape())                    # [T, r, c]
+        t = min(t, len(frames) - 1)
+        self.mapper.update(low=-limit, high=limit, high_color=None)
+        show_all(self.filter, 1)
+        # frame t as the server's first picture; the browser redraws it from the state at once, so
+        # zeros when the page has a player (they cost nothing once deflated)
+        scalar = False
+        data = {"image": [(frames[t] if self.exact_first_frame else np.zeros_like(frames[t])).astype(np.float32)]}
+        if owner is None:
+            diag, a, b = transition
+            flat = lambda x: np.zeros(0, np.float32) if x is None else np.asarray(x, np.float32).ravel()
+            diag = np.asarray(diag)
+            scalar = bool(np.all(diag == diag[:, :1]))
+            if scalar:                               # a scalar decay (or none): one number per frame
+                diag = diag[:, 0]
+            data.update(diag=[flat(diag)], a=[flat(a)], b=[flat(b)])
+            if not isinstance(write, HeatMap):                          # else: the write picture's u, w
+                u, w = write if write is not None else (None, None)
+                data.update(u=[flat(u)], w=[flat(w)])
+        writer = write.source.id if isinstance(write, HeatMap) else ""
+        self._set_tags([UPDATE_TAG, *self._shape(), state.source.id, state.scale.high,
+                        "change" if owner is None else "removed", "" if owner is None else owner.source.id,
+                        writer, "scalar" if owner is None and scalar else "channels"])
+        self.source.data = data
 
     def _set_tags(self, tags):
         if self.source.tags != tags:

@@ -16,7 +16,7 @@ DEEP_TEXT = """() => {
   const walk = (node) => {
     if (node.nodeType === Node.TEXT_NODE) { const t = node.textContent.trim(); if (t) out.push(t); return; }
     if (node.nodeType !== Node.ELEMENT_NODE && node.nodeType !== Node.DOCUMENT_FRAGMENT_NODE) return;
-    if (node.tagName === "STYLE" || node.tagName === "SCRIPT") return;
+    if (["STYLE", "SCRIPT", "PRE", "CODE"].includes(node.tagName)) return;     // source code is not prose
     if (node.shadowRoot) walk(node.shadowRoot);
     for (const child of node.childNodes) walk(child);
   };

@@ -56,6 +56,8 @@ class HeadFrame:
     change: np.ndarray | None = None          # the whole update S_t − S_{t-1} [d_v, d_k]
     removed: np.ndarray | None = None         # what the transition took away: change − write [d_v, d_k]
     kept: np.ndarray | None = None            # what the transition keeps of each direction [d_k] (see below)
+    diag: np.ndarray | None = None            # the transition A_t = diag(diag) + a bᵀ: its diagonal [d_k] …
+    low: tuple | None = None                  # … and its rank-one part (a [d_k], b [d_k]), None if diagonal
     beta: float | None = None                 # the delta rule's step (None: the variant has none)
     correction: np.ndarray | None = None      # prediction, target, error [3, d_v] (the correcting variants)
     cache: np.ndarray | None = None           # softmax: the cached values v_i, NaN after t [T, d_v]
@@ -78,6 +80,7 @@ def head_frame(variant, records, head, t):
     frame.change = frame.state - before
     frame.removed = frame.change - frame.write
     d_k = frame.state.shape[-1]
+    frame.diag, frame.low = transition_parts(variant, record, head)
     if REGISTRY[variant].corrects:
         # the delta rule's transition is not diagonal: what it keeps, direction by direction, is its
         # eigenvalues (1 − β along k, the decay elsewhere), smallest first
@@ -95,6 +98,24 @@ def head_frame(variant, records, head, t):
         frame.correction = np.stack([record.prediction[0, head], record.target[0, head],
                                      record.error[0, head]])                                    # [3, d_v]
     return frame
+
+
+def transition_parts(variant, record, head):
+    """(diag [d_k], (a, b) or None): the transition of one head as diag(diag) + a bᵀ, the form the browser
+    uses to rebuild a state's change from the state (app/components/plots.py, show_update). mLSTM's
+    state is the stabilized C, so its decay is the stabilized forget gate."""
+    d_k = record.state.shape[-1]
+    if variant == "mlstm":
+        decay = record.extras["forget_stabilized"][0, head]
+    else:
+        decay = 1.0 if record.decay is None else record.decay[0, head]
+    diag = np.broadcast_to(np.asarray(decay, dtype=float), (d_k,)).copy()
+    if variant in ("deltanet", "gated_deltanet"):               # D (I − β k kᵀ) = D − β (D k) kᵀ
+        k = record.key[0, head].astype(float)
+        return diag, (-float(record.beta[0, head]) * diag * k, k)
+    if variant == "rwkv7":                                       # diag(w) + a bᵀ (Peng et al. 2025)
+        return diag, (record.a[0, head].astype(float), record.b[0, head].astype(float))
+    return diag, None
 
 
 # ----------------------------------------------------------------------------- trained mode

@@ -9,7 +9,7 @@ import panel as pn
 
 from app import mechanism
 from app.components.player import FrameText
-from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
+from app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
 from app.components.text import Explanation
 from app.dashboards.state_fills_up.texts import ANSWER_CSS
 from app.i18n import N_, _, format_number
@@ -180,6 +180,28 @@ class HeadPanel:
             self.pictures["cache"].set_rows(length)
             self.pictures["attention"].set_size(length)
 
+    def _show_updates(self, frames, limit, t):
+        """The whole change and its transition part, rebuilt in the browser from the state's frames, the
+        transition (diagonal plus rank one) and the write's two factors; sent as pictures of their own
+        only if a write is not of rank one."""
+        p, stack = self.pictures, lambda name: np.stack([getattr(f, name) for f in frames])
+        on_page = lambda name: name in self.cards and self.cards[name] in self.layout.objects
+        if on_page("write"):                  # first: a rank-one write carries u, w for the change too
+            p["write"].show_frames(stack("write"), limit, t)
+        write = rank_one(stack("write"))
+        if write is None:
+            for name in ("change", "removed"):
+                if on_page(name):
+                    p[name].show_frames(stack(name), limit, t)
+            return
+        zeros = np.zeros_like(frames[0].diag)
+        a = np.stack([f.low[0] if f.low else zeros for f in frames]) if any(f.low for f in frames) else None
+        b = np.stack([f.low[1] if f.low else zeros for f in frames]) if a is not None else None
+        p["change"].show_update(p["state"], stack("change"), limit, t, (stack("diag"), a, b),
+                                write=p["write"] if on_page("write") else write)
+        if on_page("removed"):
+            p["removed"].show_update(p["state"], stack("removed"), limit, t, None, owner=p["change"])
+
     def show_run(self, frames, limits, t):
         """Every `model.HeadFrame` of a run, on the run's colour ranges (`model.limits_of`); frame t first."""
         p, first = self.pictures, frames[0]
@@ -189,12 +211,9 @@ class HeadPanel:
             p["attention"].show_frames(stack("attention"), t)
         else:
             p["state"].show_frames(stack("state"), limits["state"], t)
-            p["change"].show_frames(stack("change"), limits["update"], t)
+            self._show_updates(frames, limits["update"], t)
             betas = ["" if f.beta is None else f"β = {format_number(f.beta, 2)}" for f in frames]
             shown = {n for n, card in self.cards.items() if card in self.layout.objects}
-            for name in ("write", "removed"):
-                if name in shown:
-                    p[name].show_frames(stack(name), limits["update"], t)
             bars = "spectrum" if "spectrum" in shown else "transition"
             p[bars].show_frames(stack("kept"), t, subtitles=betas)
         if first.correction is not None:

@@ -1,0 +1,33 @@
+"""The state page's "what changes now" and "what fades or is erased" are rebuilt in the browser from the
+state's 8-bit frames and the transition: at every step they agree with the engine's numbers to within
+the state's colour step, and stepping sends nothing to the server."""
+import numpy as np
+import pytest
+
+from app.components.plots import nice_limit
+from app.dashboards.state_fills_up.model import StateStore, head_frame
+
+IMAGE_JS = """(part) => {
+  const m = [...Bokeh.documents[0].all_models].find(x => (x.tags || [])[0] === "lineare-update" && x.tags[5] === part)
+  return Array.from(m.data.image[0]) }"""
+
+
+@pytest.mark.parametrize("variant", ["gated_deltanet", "rwkv7", "mamba2"])
+def test_the_change_drawn_is_the_engines(open_page, variant):
+    query = f"variant={variant}&preset=overwrite&alpha=0.7&beta=0.6"
+    store = StateStore(variant=variant, preset="overwrite", alpha=0.7, beta=0.6)
+    records = store.result.records
+    state_step = nice_limit(store.limits["state"]) / 127                    # one colour step of the state
+    page = open_page().open(f"/state?lang=en&{query}&t=0")
+    page.locator(".bk-Figure").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(500)
+    for t in range(1, len(records)):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"document.body.dataset.lineareFrame === '{t}'", timeout=10_000)
+        frame = head_frame(variant, records, 0, t)
+        A = np.diag(frame.diag) + (np.outer(*frame.low) if frame.low else 0)
+        # the state is known to half a colour step per entry; (A − I) spreads that error along each column
+        tolerance = state_step * np.abs(A - np.eye(len(frame.diag))).sum(0).max() + 1e-5
+        for part, exact in (("change", frame.change), ("removed", frame.removed)):
+            drawn = np.array(page.evaluate(IMAGE_JS, part)).reshape(exact.shape)
+            np.testing.assert_allclose(drawn, exact, atol=tolerance, err_msg=f"{part} at t={t}")
