@@ -26,7 +26,7 @@ def landing(lang, level):
     with language(lang):
         session = Session(language=lang, level=level)
         page = build_home(session)
-        top, glossary, cards = page.main.objects
+        top, _lessons, glossary, cards = page.main.objects
         return session, top, glossary, cards
 
 
