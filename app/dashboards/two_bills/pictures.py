@@ -112,23 +112,24 @@ class MemoryChart:
         self.picture.show("weights", *(([0, n], [weights / size] * 2) if weights else ([], [])))
 
 
-def crossing_mark(fig, dimension, **align):
+def crossing_mark(fig, dimension):
     """A dashed line across `fig` and its words, where one bill overtakes the other (`show_crossing`)."""
-    span = Span(location=0, dimension=dimension, line_color="#52606d", line_dash="dashed", line_width=2,
-                visible=False)
+    span = Span(location=0, dimension=dimension, line_color="#52606d", line_dash="dashed", line_width=2)
     words = Label(x=0, y=0, y_offset=4, text="", text_font_size=TICK_SIZE, text_color="#243b53",
-                  background_fill_color="white", background_fill_alpha=0.85, visible=False, **align)
+                  background_fill_color="white", background_fill_alpha=0.85)
     fig.add_layout(span)
     fig.add_layout(words)
     return span, words
 
 
-def show_crossing(mark, at, text, x, y, inside):
-    """Move the mark to `at` with its words at (x, y) in data units; hidden when the crossing lies
-    outside the picture."""
+def show_crossing(mark, at, text, x, y, width):
+    """Move the mark to `at` with its words beside (x, y), in data units, on the side of x where the
+    picture (`width` wide along x) has room."""
     span, words = mark
-    span.update(location=at, visible=inside)
-    words.update(x=x, y=y, text=text, visible=inside)
+    span.location = at
+    right = x > 0.6 * width
+    words.update(x=x, y=y, text=text, text_align="right" if right else "left",
+                 x_offset=-6 if right else 6)
 
 
 class WorkPicture:
@@ -144,6 +145,7 @@ class WorkPicture:
                                    _("multiply-adds to read this token (one layer)"), _("tokens read"))
         for axis in (self.figure.xaxis, self.figure.yaxis):
             axis.formatter = number_format(language, decimals=0)
+        self.figure.xaxis.ticker.desired_num_ticks = 4              # long numbers: fewer of them
         self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal", syncable=False)
         self.figure.add_layout(self.subtitle, "above")
         self.sources, self.filters, renderers = {}, {}, {}
@@ -166,16 +168,17 @@ class WorkPicture:
                              orientation="horizontal", label_text_font_size=LABEL_SIZE, border_line_alpha=0,
                              padding=4, spacing=14)
         self.figure.add_layout(self.legend, "below")
-        self.mark = crossing_mark(self.figure, "width", text_align="right")
+        self.mark = crossing_mark(self.figure, "width")
 
     def show_run(self, result, model, t):
         """The bill of a run (a two_bills.model.Generation), the Player at frame t."""
         H, d = result.heads, result.dim
         softmax, state = multiply_adds(result.held, H, d, d)                  # [T], one number
         c, N = result.context, int(result.held[-1])
-        wide = float(max(softmax[-1], state)) * 1.06
+        at = work_crossing(d, d)                      # always in the picture, below the run if it is shorter
+        wide = float(max(softmax[-1], state, multiply_adds([at], H, d, d)[0][0])) * 1.06
         self.figure.x_range.update(start=0, end=wide)
-        self.figure.y_range.update(start=N * 1.02, end=0)
+        self.figure.y_range.update(start=max(N, at) * 1.02, end=0)
         top = float(multiply_adds([c], H, d, d)[0][0])
         self.sources["softmax_prompt"].data = {"xs": [[0, top, 0]], "ys": [[0, c, c]]} if c else {"xs": [], "ys": []}
         self.sources["state_prompt"].data = {"xs": [[0, state, state, 0]], "ys": [[0, 0, c, c]]} if c else \
@@ -195,6 +198,5 @@ class WorkPicture:
         texts = [_("So far: softmax {softmax}, state {state}").format(
             softmax=format_power(a), state=format_power(b)) for a, b in totals]
         self.subtitle.update(text=texts[t], tags=[TEXT_TAG, texts])
-        at = work_crossing(d, d)
         show_crossing(self.mark, at, _("from token {n} softmax does more per token").format(n=at),
-                      x=wide * 0.98, y=at, inside=at <= N)
+                      x=wide, y=at, width=wide)

@@ -245,13 +245,14 @@ class GenerationView(pn.viewable.Viewer):
             for picture in (self.memory, self.times):
                 picture.label("state", _("state ({model})").format(model=name), [])
             self.memory.set_y_label(_("memory ({unit})").format(unit=symbol))
-            self.memory.set_ranges(x=(0, result.held[-1] + max(1, result.held[-1] // 50)),
-                                   y=(0, 1.12 * cache_max / size))
+            # the crossing is always in the picture, ahead of the run when the run is shorter
+            end = max(int(result.held[-1]), result.crossing) * 1.02 + 1
+            self.memory.set_ranges(x=(0, end), y=(0, 1.12 * cache_max / size))
             self.memory.items["prefilled"].visible = bool(result.context)
-            held = int(result.held[-1])
+            near_top = result.state_bytes.max() < 0.8 * cache_max         # the words where no line runs
             show_crossing(self.crossing, result.crossing, _("from token {n} the cache is bigger").format(
-                n=format_number(result.crossing)), x=result.crossing + held / 60, y=0.96 * cache_max / size,
-                inside=result.crossing <= held)
+                n=format_number(result.crossing)), x=result.crossing, y=(0.96 if near_top else 0.5) * cache_max / size,
+                width=end)
             self._draw_point(result)
             if result.context:
                 first = result.kv_cache_bytes[0] - result.bytes_per_token
