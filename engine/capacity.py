@@ -68,18 +68,28 @@ def bound(num_pairs, d_k):
     return 0.5 * max(0.0, 1.0 - d_k / num_pairs)
 
 
-def write_and_read(rule, keys, values, queries, *, form="chunked", chunk_size=64):
+def write_and_read(rule, keys, values, queries, *, form="chunked", chunk_size=64, alpha=None, beta=None):
     """Write (keys[t], values[t]) in order into an empty state, then read S q for every query.
 
     keys [W, d_k], values [W, d_v], queries [N, d_k] (one float dtype) → (read-outs [N, d_v], S [d_v, d_k]).
+    beta (delta rules, default 1) is the step size of every write; alpha (gated delta, default 0.99)
+    the share of the state kept at every write.
     """
     variant, log_decay = RULES[rule]
+    if beta is not None and variant not in ("deltanet", "gated_deltanet"):
+        raise ValueError(f"the {rule} rule has no step size beta")
+    if alpha is not None and log_decay is None:
+        raise ValueError(f"the {rule} rule has no decay alpha")
+    if alpha is not None:
+        if not 0 < alpha <= 1:
+            raise ValueError(f"alpha must be in (0, 1], not {alpha!r}")
+        log_decay = math.log(alpha)
     W = keys.shape[0]
     k = keys[None, :, None, :]                                              # [B=1, T=W, H=1, d_k]
     v = values[None, :, None, :]
     gates = {}
     if variant in ("deltanet", "gated_deltanet"):
-        gates["beta"] = torch.ones(1, W, 1, dtype=keys.dtype)
+        gates["beta"] = torch.full((1, W, 1), 1.0 if beta is None else float(beta), dtype=keys.dtype)
     if log_decay is not None:
         gates["g"] = torch.full((1, W, 1), log_decay, dtype=keys.dtype)
     _, S = forward(variant, k, k, v, form=form, chunk_size=chunk_size, scale=1.0, **gates)

@@ -38,6 +38,7 @@ class StepRecord:
     kv_cache_bytes: int                    # bytes of the KV cache (softmax only; grows every token)
     extras: dict = field(default_factory=dict)
     key: np.ndarray | None = None          # k_t [B,H,d_k] (what the delta rule's transition depends on)
+    query: np.ndarray | None = None        # q_t as read, scale applied [B,H,d_k] (o_t = S_t q_t)
 
 
 def init_state(variant, *, batch=1, heads=1, d_k, d_v, dtype=torch.float32, device="cpu", normalize=False):
@@ -104,6 +105,8 @@ def _record(variant, before, after, o, write, prediction, k, v, q_scaled, gates)
         extras = {"m": numpy(after.m), "n": numpy(after.n),
                   "forget_stabilized": numpy((log_f + before.m - after.m).exp()),
                   "input_stabilized": numpy((gates["i"] - after.m).exp())}
+    if variant == "rwkv6":                     # o_t = S_{t-1} q + (u ⊙ k)·q v: the bonus of the token itself
+        extras = {"u": numpy(gates["u"])}                                          # [H,d_k]
     if variant == "softmax":
         weights = torch.einsum("bhd,bthd->bht", q_scaled, after.k).softmax(-1)
         extras = {"attention": numpy(weights)}                                     # [B,H,t+1]
@@ -127,6 +130,7 @@ def _record(variant, before, after, o, write, prediction, k, v, q_scaled, gates)
         kv_cache_bytes=state_bytes(after) if is_cache else 0,
         extras=extras,
         key=numpy(k),
+        query=numpy(q_scaled),
     )
 
 

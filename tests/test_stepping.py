@@ -103,3 +103,25 @@ def test_transition_and_write_rebuild_every_state(variant):
         np.testing.assert_allclose(k_t @ A[0, 0], alpha * (1 - beta * (k_t @ k_t)) * k_t, atol=1e-10)
         across = np.linalg.svd(k_t[None, :])[2][1]                         # a unit vector ⟂ k
         np.testing.assert_allclose(across @ A[0, 0], alpha * across, atol=1e-10)
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if v not in ("softmax", "mlstm", "rwkv6")])
+def test_records_carry_the_query_the_read_out_used(variant):
+    # o_t = S_t q_t with the scaled query of the record (RWKV-6 reads S_{t-1} plus its bonus u, below)
+    q, k, v, gates = make_inputs(variant, B=1, T=4, H=2, d_k=8, d_v=6)
+    _o, _s, records = run(variant, q, k, v, scale=0.5, **gates)
+    for t, record in enumerate(records):
+        np.testing.assert_allclose(record.query, 0.5 * q[:, t].numpy(), atol=1e-12)
+        if record.extras.get("z") is None:
+            np.testing.assert_allclose(record.output, np.einsum("bhvk,bhk->bhv", record.state, record.query),
+                                       atol=1e-10)
+
+
+def test_rwkv6_records_its_bonus():
+    q, k, v, gates = make_inputs("rwkv6", B=1, T=3, H=2, d_k=8, d_v=6)
+    _o, _s, records = run("rwkv6", q, k, v, **gates)
+    u = records[2].extras["u"]
+    np.testing.assert_allclose(u, gates["u"].numpy())
+    before, record = records[1].state, records[2]
+    bonus = ((u * record.key * record.query).sum(-1))[..., None] * record.target               # [B,H,d_v]
+    np.testing.assert_allclose(record.output, np.einsum("bhvk,bhk->bhv", before, record.query) + bonus, atol=1e-10)

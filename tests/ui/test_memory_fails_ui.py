@@ -1,7 +1,7 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
 PAGE = "/memory-fails"
 
-# where a data point of a Bokeh figure (found by the start of its title) is on the screen
+# where a data point of a Bokeh figure (found by the start of its title) is on the screen; y may be a factor
 POINT_ON_SCREEN = """([title, x, y]) => {
   const views = [];
   const walk = (view) => { views.push(view); for (const child of (view.child_views ?? [])) walk(child); };
@@ -10,7 +10,8 @@ POINT_ON_SCREEN = """([title, x, y]) => {
                                (v.model.title.text || "").startsWith(title));
   plot.el.scrollIntoView({block: "center"});
   const box = plot.el.getBoundingClientRect();
-  return [box.left + plot.frame.x_scale.compute(x), box.top + plot.frame.y_scale.compute(y)];
+  const at = typeof y === "string" ? plot.model.y_range.synthetic(y) : y;
+  return [box.left + plot.frame.x_scale.compute(x), box.top + plot.frame.y_scale.compute(at)];
 }"""
 
 

@@ -13,7 +13,8 @@ import numpy as np
 import param
 import torch
 
-from app.checkpoints import load_model, one_thread
+from app.checkpoints import load_model, one_thread, step_through
+from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
 from app.work import Shared, Worker, current_document, on_next_tick
 from engine import tasks
@@ -113,6 +114,57 @@ def curve(rule, d_k, keys, rewrites, seed):
             "bound": table[:, 4]}
 
 
+ALPHA, BETA = 0.99, 1.0        # engine.capacity's gated delta rule: keeps 0.99 per write, β = 1
+
+
+def map_gates(rule, alpha, beta):
+    """The gates a rule takes from the map's sliders (None: the rule has no such gate)."""
+    return (alpha if rule == "gated-delta" else None), (None if rule == "sum" else beta)
+
+
+def map_pairs(d_k, keys):
+    """The map's columns for one d_k: every other N of the curve, with d_k and the last one."""
+    pairs = curve_pairs(d_k, keys)
+    return sorted(set(pairs[::2]) | {d_k, pairs[-1]})
+
+
+def dense_accuracy(rule, d_k, keys, pairs, rewrites, seed, alpha, beta):
+    """Share of queries whose read-out is closest (cosine) to their right dense value: the accuracy of
+    `recall`, for any α and β (None: the rule's own), averaged over TRIALS draws like the curve."""
+    right = 0.0
+    for trial in range(TRIALS):
+        data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed + trial)
+        values = dense_values(len(data.keys), d_k, seed + trial)                    # [W, d_v]
+        readouts, _state = write_and_read(rule, data.keys, values, data.queries, alpha=alpha, beta=beta)
+        cosines = torch.nn.functional.normalize(readouts, dim=1) @ values.T         # [N, W]
+        right += float((cosines.argmax(1) == data.targets).double().mean())
+    return right / TRIALS
+
+
+def map_row(rule, d_k, keys, rewrites, seed, alpha, beta):
+    """One row of the map: (pairs, accuracy) at d_k, with the rule's gates from the sliders."""
+    alpha, beta = map_gates(rule, alpha, beta)
+    pairs = np.array(map_pairs(d_k, keys))
+    return pairs, np.array([dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta) for N in pairs])
+
+
+@functools.lru_cache(maxsize=16)
+def accuracy_map(rule, keys, rewrites, seed, alpha, beta):
+    """Accuracy over d_k × N: {"d_k": [..], "pairs": [array per d_k], "accuracy": [array per d_k]}.
+
+    About fifty runs of up to 4·64 writes, seconds on one core: the store asks a worker for it."""
+    alpha, beta = map_gates(rule, alpha, beta)          # a gate the rule lacks does not split the cache
+    return _accuracy_map(rule, keys, rewrites, seed, alpha, beta)
+
+
+@functools.lru_cache(maxsize=16)
+def _accuracy_map(rule, keys, rewrites, seed, alpha, beta):
+    with one_thread():                                  # the other core keeps serving pages
+        rows = [map_row(rule, d_k, keys, rewrites, seed, alpha, beta) for d_k in D_KS]
+    return {"d_k": list(D_KS), "pairs": [pairs for pairs, _accuracy in rows],
+            "accuracy": [accuracy for _pairs, accuracy in rows]}
+
+
 def decomposition(run, query):
     """The read-out of query `query` as Σ_i weight_i · value_i; returns (weights [W], contributions [W, d_v])."""
     weights = run.weights[query]
@@ -199,11 +251,62 @@ def trained_accuracy(task):
     return accuracy
 
 
+@functools.lru_cache(maxsize=2)          # a run of 256 tokens holds ~17 MB of records
+def stepped(variant, task, example):
+    """The example of `trained_example` stepped token by token through `variant`'s checkpoint:
+    (tokens [L], targets [L], logits [L, V], records[layer][t])."""
+    inputs, targets = example_inputs(task, 1, EXAMPLE_SEED + example)               # [1, L]
+    logits, layers = step_through(_model(variant), inputs[0])
+    return inputs[0].numpy(), targets[0].numpy(), logits, layers
+
+
+@functools.lru_cache(maxsize=16)
+def query_forensics(variant, task, example, query):
+    """The `query`-th answer (1-based) of `variant` on that example, taken apart layer by layer."""
+    return take_apart(variant, *stepped(variant, task, example), query)
+
+
 # The held-out accuracy takes seconds the first time: counted on one thread, kept for every session.
 # No bound on the queue: a session waits for one count at a time, and a task counted once is read
 # from HELD_OUT at once.
 COUNTER = Worker("held-out-accuracy")
 HELD_OUT = Shared()                 # task → {variant: accuracy}
+# A click on the trained grid steps one model through one example (about a second); the map runs the
+# capacity experiment ~50 times. Each session has at most one job of each in the queue (`Latest`).
+PROBER = Worker("forensics")
+MAPPER = Worker("accuracy-map")
+
+
+class Latest:
+    """One job at a time per session for one kind of slow work; settings that change meanwhile are
+    computed when it returns, so a dragged slider costs two jobs, not one per position."""
+
+    def __init__(self, worker, settings, compute, done, failed, busy):
+        self.worker, self.settings, self.compute = worker, settings, compute
+        self.done, self.failed, self.busy = done, failed, busy            # callables; busy(True/False)
+        self.running = False
+
+    def ask(self):
+        if self.running:
+            return                             # _returned sees the new settings and asks again
+        self.running = True
+        self.busy(True)
+        key = self.settings()
+        self.worker.submit(lambda: self.compute(*key), lambda result: self._returned(key, result),
+                           on_error=self._failed)
+
+    def _returned(self, key, result):
+        self.running = False
+        if key != self.settings():
+            self.ask()
+            return
+        self.busy(False)
+        self.done(result)
+
+    def _failed(self, error):
+        self.running = False
+        self.busy(False)
+        self.failed(error)
 
 
 # ---------------------------------------------------------------------------------- the store
@@ -220,34 +323,77 @@ class MemoryStore(param.Parameterized):
     seed = param.Integer(default=0, bounds=(0, 9999), doc="seed of the keys and values")
     task = param.Selector(default="128-32", objects=list(TASKS), doc="trained models: L-K of the MQAR task")
     example = param.Integer(default=0, bounds=(0, 9999), doc="trained models: which example")
+    probe = param.Selector(default=VARIANTS[0], objects=list(VARIANTS), doc="trained model taken apart")
+    probe_query = param.Integer(default=0, bounds=(0, max(K for _L, K in TASKS.values())),
+                                doc="its query taken apart, 1-based (0: the first wrong answer on the grid)")
+    alpha = param.Number(default=ALPHA, bounds=(0.5, 1.0), step=0.01, doc="the map's gated rule: share kept per write")
+    beta = param.Number(default=BETA, bounds=(0.1, 1.0), step=0.05, doc="the map's delta rules: step size")
 
     curve = param.Dict(default=None, doc="the capacity curve (derived)")
     run = param.Parameter(default=None, doc="the Recall at `pairs` (derived)")
     trained = param.Parameter(default=None, doc="TrainedExample (derived)")
     accuracy = param.Dict(default={}, doc="held-out accuracy of `task`, variant → share ({} until counted)")
     counting = param.Boolean(default=False, doc="a held-out count is running for this session")
+    forensics = param.Parameter(default=None, doc="QueryForensics of (probe, probe_query) (derived)")
+    probing = param.Boolean(default=False, doc="the forensics are being computed")
+    probe_failure = param.String(default="", doc="why the model could not be taken apart ('' if it could)")
+    capacity_map = param.Dict(default=None, doc="accuracy_map of the current settings (derived)")
+    mapping = param.Boolean(default=False, doc="the map is being computed")
 
     URL = {"rule": "rule", "d_k": "dk", "keys": "keys", "rewrites": "rewrites", "pairs": "pairs",
-           "query": "query", "seed": "seed", "task": "task", "example": "example"}
-    SIZED = ("pairs", "query")        # URL values whose upper limit depends on the other settings
+           "query": "query", "seed": "seed", "task": "task", "example": "example", "probe": "probe",
+           "probe_query": "probe_query", "alpha": "alpha", "beta": "beta"}
+    SIZED = ("pairs", "query", "probe_query")   # URL values whose upper limit depends on the other settings
+    MAP_SETTINGS = ("rule", "keys", "rewrites", "seed", "alpha", "beta")
 
     def __init__(self, **params):
         super().__init__(**params)
         self.param.update(**self.fits())
-        self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed"])
+        self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed", "probe_query"])
         self.param.watch(self._trained_changed, ["task", "example"])
         self.param.watch(self._count_accuracy, ["task"])
         self._compute()
         self.trained = trained_example(self.task, self.example)
+        if self.probe_query == 0:
+            self.param.update(**self.first_trained_failure())
         self._count_accuracy()
+        # the forensics and the map are computed once a page shows them (`open_details`)
+        self._prober = Latest(PROBER, lambda: (self.probe, self.task, self.example, self.probe_query),
+                              query_forensics, self._probed, self._probe_failed,
+                              lambda busy: setattr(self, "probing", busy))
+        self._mapper = Latest(MAPPER, lambda: tuple(getattr(self, n) for n in self.MAP_SETTINGS), accuracy_map,
+                              lambda result: setattr(self, "capacity_map", result), lambda _error: None,
+                              lambda busy: setattr(self, "mapping", busy))
+        self._details = False
+
+    def open_details(self):
+        """Compute the trained forensics and the accuracy map, now and whenever their settings change."""
+        if self._details:
+            return
+        self._details = True
+        self.param.watch(lambda *_events: self._prober.ask() if not self.fits() else None,
+                         ["probe", "probe_query", "task", "example"])
+        self.param.watch(lambda *_events: self._mapper.ask(), list(self.MAP_SETTINGS))
+        self._prober.ask()
+        self._mapper.ask()
 
     def fits(self):
-        """What N and the query must become to fit the other settings ({} when they fit)."""
+        """What N and the queries must become to fit the other settings ({} when they fit)."""
         pairs = min(self.pairs, max_pairs(self.d_k, self.keys))
         fixed = {"pairs": pairs} if pairs != self.pairs else {}
         if self.query > pairs:
             fixed["query"] = pairs
+        if self.probe_query > TASKS[self.task][1]:
+            fixed["probe_query"] = TASKS[self.task][1]
         return fixed
+
+    def first_trained_failure(self):
+        """{probe, probe_query}: the first wrong answer on the trained grid (models in order), else query 1."""
+        example = self.trained
+        for variant in VARIANTS:
+            if variant in example.predicted and not example.right(variant).all():
+                return {"probe": variant, "probe_query": int(np.flatnonzero(~example.right(variant))[0]) + 1}
+        return {"probe": next(iter(example.predicted), VARIANTS[0]), "probe_query": 1}
 
     def _changed(self, *events):
         if self.fits():
@@ -255,7 +401,7 @@ class MemoryStore(param.Parameterized):
             # this change have run, or they would pass on the too-large value last. Comes back here.
             on_next_tick(current_document(), lambda: self.param.update(**self.fits()))
             return
-        if {e.name for e in events} - {"query"}:
+        if {e.name for e in events} - {"query", "probe_query"}:
             self._compute()
 
     def _compute(self):
@@ -264,6 +410,13 @@ class MemoryStore(param.Parameterized):
 
     def _trained_changed(self, *_events):
         self.trained = trained_example(self.task, self.example)
+        self.param.update(**self.first_trained_failure())       # a new example: its first wrong answer
+
+    def _probed(self, result):
+        self.param.update(forensics=result, probe_failure="")
+
+    def _probe_failed(self, error):
+        self.param.update(forensics=None, probe_failure=str(error))
 
     def _count_accuracy(self, *_events):
         """Show the held-out accuracy of `task`, counting it first (on COUNTER) if nobody has yet."""

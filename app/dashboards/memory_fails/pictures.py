@@ -1,11 +1,12 @@
 """Where memory fails, the pictures: the capacity curves, the query-by-query pictures and the trained
 models' answers, all Bokeh figures whose data sources are patched in place."""
 import numpy as np
-from bokeh.models import ColumnDataSource, FactorRange, FixedTicker, HoverTool, Range1d, Span, TapTool
+from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
+                          TapTool)
 from bokeh.plotting import figure
 
 from app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
-from app.components.plots import LABEL_SIZE, style_figure
+from app.components.plots import LABEL_SIZE, PALETTE, colour_bar, style_figure
 from app.i18n import _, format_number
 from app.variants import REGISTRY
 from engine.ops import VARIANTS
@@ -138,17 +139,23 @@ class TrainedPicture:
     """Variants × queries: a cell per query, right or wrong, with the held-out accuracy beside (Bokeh,
     as the two share the variants' axis)."""
 
-    def __init__(self, examples):
+    def __init__(self, examples, on_pick):
         self.cells = ColumnDataSource({"x": [], "y": [], "color": [], "mark": [], "key": [], "expected": [],
-                                       "predicted": []})
+                                       "predicted": [], "variant": []})
         self.bars = ColumnDataSource({"y": [], "right": [], "label": []})
         self.names = [_(REGISTRY[v].short) for v in VARIANTS]
         y_range = FactorRange(*reversed(self.names))
-        self.grid = style_figure(figure(title=_("One example, query by query"), width=820, height=430,
-                                        x_range=Range1d(0.5, 1.5), y_range=y_range),
+        self.grid = style_figure(figure(title=_("One example, query by query (click one)"), width=820, height=430,
+                                        x_range=Range1d(0.5, 1.5), y_range=y_range, tools="tap"),
                                  _("query, in the order asked"), "")
         self.grid.rect(x="x", y="y", width=0.92, height=0.86, source=self.cells, fill_color="color",
-                       line_color=None)
+                       line_color=None, nonselection_fill_alpha=1.0, selection_fill_alpha=1.0)
+        self.picked = ColumnDataSource({"x": [], "y": []})             # the answer taken apart below
+        self.grid.rect(x="x", y="y", width=0.98, height=0.96, source=self.picked, fill_alpha=0, line_color=INK,
+                       line_width=3)
+        self.grid.select_one(TapTool).behavior = "select"
+        self._on_pick = on_pick
+        self.cells.selected.on_change("indices", self.clicked)
         self.grid.text(x="x", y="y", text="mark", source=self.cells, text_align="center",
                        text_baseline="middle", text_color="white", text_font_size="10pt")
         self.grid.add_tools(HoverTool(tooltips=[(_("key"), "@key"), (_("right value"), "@expected"),
@@ -164,7 +171,7 @@ class TrainedPicture:
         self.accuracy.xaxis.ticker = FixedTicker(ticks=[0, 0.25, 0.5, 0.75, 1])   # the room past 1 is for labels
 
     def show(self, example):
-        xs, ys, colors, marks, keys, expected, predicted = [], [], [], [], [], [], []
+        xs, ys, colors, marks, keys, expected, predicted, variants = [], [], [], [], [], [], [], []
         K = len(example.positions)
         for variant, name in zip(VARIANTS, self.names):
             if variant not in example.predicted:
@@ -178,12 +185,125 @@ class TrainedPicture:
                 keys.append(int(example.tokens[position]))
                 expected.append(int(want))
                 predicted.append(int(got))
+                variants.append(variant)
         self.grid.x_range.update(start=0.5, end=K + 0.5)
         self.cells.data = {"x": xs, "y": ys, "color": colors, "mark": marks, "key": keys, "expected": expected,
-                           "predicted": predicted}
+                           "predicted": predicted, "variant": variants}
+
+    def clicked(self, _attr, _old, new):
+        if new:
+            data = self.cells.data
+            self._on_pick(data["variant"][new[0]], int(data["x"][new[0]]))
+
+    def show_picked(self, variant, query):
+        name = self.names[list(VARIANTS).index(variant)]
+        self.picked.data = {"x": [query], "y": [name]}
 
     def show_accuracy(self, accuracy):
         names = [name for variant, name in zip(VARIANTS, self.names) if variant in accuracy]
         right = [accuracy[v] for v in VARIANTS if v in accuracy]
         self.bars.data = {"y": names, "right": right,
                           "label": [format_number(round(100 * r), 0) + " %" for r in right]}
+
+
+class WritesPicture:
+    """One layer of a trained model at one query: what each earlier write puts into the read-out (bars,
+    the right pair in blue, the largest others in orange), and below how much of the query the later
+    transitions let through to it and how similar its key is to the query."""
+
+    def __init__(self, layer, language):
+        self.bars = ColumnDataSource({"x": [], "top": [], "color": [], "token": [], "size": [], "kept": [],
+                                      "similarity": []})
+        self.parts = style_figure(figure(title=_("Layer {n}: the parts of the read-out").format(n=layer),
+                                         width=470, height=250, x_range=Range1d(-0.5, 1), y_range=Range1d(-0.1, 1)),
+                                  "", _("share of the read-out"))
+        self.parts.vbar(x="x", top="top", width=0.85, source=self.bars, color="color")
+        self.parts.add_layout(Span(location=0, dimension="width", line_color="#52606d", line_width=1))
+        self.parts.add_tools(HoverTool(tooltips=[(_("position"), "@x"), (_("token"), "@token"),
+                                                 (_("share"), "@top{0.000}"), (_("size"), "@size{0.000}"),
+                                                 (_("let through"), "@kept{0.000}"),
+                                                 (_("similarity"), "@similarity{0.00}")]))
+        self.why = CurvesPicture(_("Layer {n}: what reaches each write").format(n=layer),
+                                 _("position of the write"), "", width=470, height=250, language=language)
+        self.why.line("kept", color=BLUE, width=3)
+        self.why.dots("similarity", color=ORANGE, size=6, alpha=0.8)
+        self.why.label("kept", _("let through by the later steps"), ["kept"])
+        self.why.label("similarity", _("similar to the question"), ["similarity"])
+        self.marks = []                                   # the right pair's positions (blue bars above)
+        for _i in range(2):
+            span = Span(location=0, dimension="height", line_color=RIGHT, line_dash="dotted", line_width=2)
+            self.why.figure.add_layout(span)
+            self.marks.append(span)
+
+    def show(self, parts, verdict, right, tokens):
+        share, positions = parts.share, np.arange(len(parts.share))
+        colors = [NEUTRAL] * len(share)
+        for i in verdict.others:
+            colors[i] = ORANGE
+        for i in right:
+            colors[i] = RIGHT
+        self.bars.data = {"x": positions, "top": share, "color": colors, "token": list(tokens[:len(share)]),
+                          "size": parts.size, "kept": parts.kept, "similarity": parts.similarity}
+        low, high = min(float(share.min()), 0.0), max(float(share.max()), 0.1)
+        pad = 0.08 * (high - low)
+        end = len(share) - 0.5
+        self.parts.x_range.update(start=-0.5, end=end)
+        self.parts.y_range.update(start=low - pad, end=high + pad)
+        self.why.set_ranges(x=(-0.5, end), y=(min(-1.0, float(parts.similarity.min())),
+                                              max(1.05, float(parts.kept.max()) * 1.05)))
+        self.why.show("kept", positions, parts.kept)
+        self.why.show("similarity", positions, parts.similarity)
+        for span, position in zip(self.marks, right):
+            span.location = position
+
+
+class AccuracyMap:
+    """Answers right over d_k (rows) and N (columns at N/d_k, so that N = d_k is one vertical line)."""
+
+    def __init__(self):
+        self.cells = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "accuracy": [], "x": [],
+                                       "y": [], "label": [], "ink": [], "d_k": [], "pairs": []})
+        self.mapper = LinearColorMapper(palette=list(reversed(PALETTE)), low=0, high=1)   # red wrong, blue right
+        self.figure = style_figure(figure(title=_("Answers right, for every d_k"), width=940, height=330,
+                                          x_range=Range1d(0, 4.1), y_range=Range1d(-0.5, 3.5)),
+                                   _("pairs per number of a key, N / d_k"), _("numbers in a key, d_k"))
+        self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
+                         fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
+        self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center", text_baseline="middle",
+                         text_color="ink", text_font_size="10pt")
+        self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
+        self.chosen = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})
+        self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.chosen,
+                         fill_alpha=0, line_color=INK, line_width=3)
+        self.figure.yaxis.ticker = FixedTicker(ticks=[0, 1, 2, 3])
+        self.figure.add_tools(HoverTool(tooltips=[("d_k", "@d_k"), ("N", "@pairs"),
+                                                  (_("answers right"), "@accuracy{0.000}")]))
+        self.figure.add_layout(colour_bar(self.mapper), "right")
+
+    def show(self, capacity_map, d_k, pairs):
+        columns = {name: [] for name in self.cells.data}
+        top_ratio = 1.0
+        for row, (size, row_pairs, accuracy) in enumerate(zip(capacity_map["d_k"], capacity_map["pairs"],
+                                                              capacity_map["accuracy"])):
+            ratio = row_pairs / size
+            edges = np.concatenate([[0.0], (ratio[1:] + ratio[:-1]) / 2, [ratio[-1] + (ratio[-1] - ratio[-2]) / 2
+                                                                           if len(ratio) > 1 else 1.0]])
+            top_ratio = max(top_ratio, float(edges[-1]))
+            for j, (N, right) in enumerate(zip(row_pairs, accuracy)):
+                columns["left"].append(edges[j])
+                columns["right"].append(edges[j + 1])
+                columns["bottom"].append(row - 0.45)
+                columns["top"].append(row + 0.45)
+                columns["accuracy"].append(float(right))
+                columns["x"].append((edges[j] + edges[j + 1]) / 2)
+                columns["y"].append(row)
+                columns["label"].append(format_number(round(100 * float(right)), 0))
+                columns["ink"].append("white" if abs(right - 0.5) > 0.3 else INK)
+                columns["d_k"].append(int(size))
+                columns["pairs"].append(int(N))
+        self.cells.data = columns
+        self.figure.yaxis.major_label_overrides = {row: str(size) for row, size in enumerate(capacity_map["d_k"])}
+        self.figure.x_range.update(start=0, end=top_ratio)
+        row = [i for i, size in enumerate(columns["d_k"]) if size == d_k]           # the page's d_k and N:
+        chosen = min(row, key=lambda i: abs(columns["pairs"][i] - pairs))           # the nearest column
+        self.chosen.data = {name: [columns[name][chosen]] for name in ("left", "right", "bottom", "top")}

@@ -7,6 +7,7 @@ import panel as pn
 from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
+from app.dashboards.memory_fails.details import ForensicsSection, MapSection
 from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_NAMES, RULES, TASKS,
                                                MemoryStore, decomposition, intruders, max_pairs)
 from app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
@@ -96,7 +97,7 @@ class MemoryView(DashboardView):
                         "the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ towards $v_r$."))
 
         # 3. the trained models
-        self.trained = TrainedPicture(ACCURACY_EXAMPLES)
+        self.trained = TrainedPicture(ACCURACY_EXAMPLES, self._probe)
         self.trained_status = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.trained_text = Explanation(
             session, sizing_mode="stretch_width",
@@ -122,7 +123,13 @@ class MemoryView(DashboardView):
         store.param.watch(self._draw_trained, ["trained"])
         store.param.watch(self._draw_accuracy, ["accuracy"])
         store.param.watch(self._draw_trained_status, ["counting"])
+        store.param.watch(self._draw_picked, ["probe", "probe_query"])
         session.param.watch(self._draw_detail, ["level"])
+        # 4. one trained answer taken apart, and 5. the map over d_k × N: computed on workers once the page
+        # has loaded (they would slow its first build down), and whenever their settings change after that
+        self.forensics = ForensicsSection(store, session)
+        self.capacity_map = MapSection(store, session)
+        pn.state.onload(store.open_details)
         self._draw_curve()
         self._draw_detail()
         self._draw_trained()
@@ -153,13 +160,20 @@ class MemoryView(DashboardView):
         example = pn.widgets.IntInput.from_param(store.param.example, name=_("Trained models: example"),
                                                  sizing_mode="stretch_width")
 
+        probe = pn.widgets.Select.from_param(store.param.probe, name=_("Trained models: model taken apart"),
+                                             sizing_mode="stretch_width",
+                                             options={_(REGISTRY[v].short): v for v in VARIANTS})
+        probe_query = pn.widgets.IntInput.from_param(store.param.probe_query, name=_("Trained models: its query"),
+                                                     start=1, sizing_mode="stretch_width")
+
         def limits(*_events):
             pairs.end = max_pairs(store.d_k, store.keys)
             query.end = store.pairs
+            probe_query.end = TASKS[store.task][1]
 
-        store.param.watch(limits, ["d_k", "keys", "pairs"])
+        store.param.watch(limits, ["d_k", "keys", "pairs", "task"])
         limits()
-        return [rule, d_k, keys, rewrites, pairs, query, seed, task, example]
+        return [rule, d_k, keys, rewrites, pairs, query, seed, task, example, probe, probe_query]
 
     def __panel__(self):
         return pn.Column(
@@ -176,12 +190,19 @@ class MemoryView(DashboardView):
             heading(_("The trained models, query by query")),
             self.trained_text, self.trained_status,
             pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy)),
+            self.forensics, self.capacity_map,
             sizing_mode="stretch_width")
 
     # -- drawing
 
     def _pick(self, query):
         self.store.query = query
+
+    def _probe(self, variant, query):
+        self.store.param.update(probe=variant, probe_query=query)
+
+    def _draw_picked(self, *_events):
+        self.trained.show_picked(self.store.probe, self.store.probe_query)
 
     def _draw_curve(self, *_events):
         # `curve` is set again at every change but the query's, so this also moves the marker of the chosen N
@@ -281,6 +302,7 @@ class MemoryView(DashboardView):
         with pn.io.hold():
             self.trained.show(self.store.trained)
             self._draw_trained_status()
+            self._draw_picked()
 
     def _draw_accuracy(self, *_events):
         self.trained.show_accuracy(self.store.accuracy)
