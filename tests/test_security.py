@@ -7,8 +7,10 @@ import json
 import logging
 import re
 import stat
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -18,6 +20,7 @@ from tornado.websocket import WebSocketClosedError, websocket_connect
 
 from app import security
 from app.devtools import running_server
+from bench.hostile import VALUES, page_keys
 
 COMMAND = ("python -m app --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
            "--secret-key-file {key} > {log} 2>&1")
@@ -31,9 +34,9 @@ class Server:
         """(status, body) of a GET; an HTTP error is an answer too."""
         try:
             with urllib.request.urlopen(self.url + path, timeout=120) as response:
-                return response.status, response.read().decode()
+                return response.status, response.read().decode("utf-8", "replace")
         except urllib.error.HTTPError as error:
-            return error.code, error.read().decode()
+            return error.code, error.read().decode("utf-8", "replace")
 
     def token(self, path):
         status, page = self.get(path)
@@ -125,6 +128,39 @@ def test_a_malformed_websocket_token_is_closed_with_one_log_line(server, token):
 def test_a_real_visit_still_gets_its_document(server):
     header = first_message(server.url, "/state", server.token("/state?variant=gla"))
     assert header["msgtype"] == "ACK"
+
+
+@pytest.mark.parametrize("kind", ["huge", "negative", "nan", "long", "unicode", "html"])
+def test_hostile_url_values_on_every_page_give_a_page_not_an_error(server, kind):
+    """Every URL key of every page set to one hostile value at once (bench/hostile.py loads them one at a
+    time and measures the memory): a page with notices, no 500, no traceback, nothing injected."""
+    mark = server.mark()
+    for route, keys in page_keys().items():
+        value = VALUES[kind][:1000]                    # ×20 keys stays under Tornado's 64 KB of headers
+        query = "&".join(f"{key}={urllib.parse.quote(value)}" for key in keys)
+        status, body = server.get(f"{route}?{query}")
+        assert status == 200, (route, kind, body[:300])
+        assert "<img src=x" not in body and "<script>alert" not in body
+    lines = server.lines_since(mark)
+    assert not [line for line in lines if "Traceback" in line or " 500 " in line], lines[:20]
+
+
+def test_a_page_being_built_leaves_the_server_answering(server):
+    """Pages are built on a thread (app/building.py): meanwhile the event loop answers everyone else.
+    Built on the loop, as plain Panel does, not one of these small requests would be answered."""
+    assert server.get("/memory-fails")[0] == 200                  # imports and first caches out of the way
+    heavy = {}
+    thread = threading.Thread(target=lambda: heavy.update(answer=server.get(
+        "/memory-fails?dk=64&pairs=256&rewrites=29&rule=delta&seed=17")))
+    thread.start()
+    time.sleep(0.3)                                                # its build has begun
+    answered = 0
+    while thread.is_alive():
+        status, _ = server.get("/static/extensions/panel/images/favicon.ico")
+        answered += status == 200 and thread.is_alive()
+        time.sleep(0.05)
+    assert heavy["answer"][0] == 200 and "Lineare" in heavy["answer"][1]
+    assert answered >= 2, f"only {answered} small requests answered while a page was built"
 
 
 def test_processes_sharing_a_key_file_accept_each_others_tokens(server, key_file, tmp_path):
