@@ -158,6 +158,7 @@ def test_url_values_of_the_new_settings_are_checked():
 
 
 def test_the_view_draws_the_answer_taken_apart_and_the_map():
+    from app.dashboards.memory_fails.details import token_name
     from app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
@@ -179,11 +180,12 @@ def test_the_view_draws_the_answer_taken_apart_and_the_map():
         assert f"Layer 1: {dict(faded='faded', crosstalk='cross-talk', right='neither', spread='neither')[found.verdicts[0].kind]}" \
             in view.forensics.verdicts[0].elementare
         header, *rows = table_cells(view.forensics.tables[0].object)
-        assert header == ["position", "token", "share", "size", "let through", "similarity"]
+        assert header == ["write", "share", "size", "let through", "similarity"]
+        assert token_name(0) == "·" and token_name(17) == "k17" and token_name(203) == "v203"
         right = found.right + found.verdicts[0].others
-        assert [int(row[0]) for row in rows] == right
-        assert [row[2] for row in rows] == [f"{round(100 * found.layers[0].share[i])}%" for i in right]
-        assert [row[4] for row in rows] == [f"{round(100 * found.layers[0].kept[i])}%" for i in right]
+        assert [row[0] for row in rows] == [f"{i} ({token_name(int(found.tokens[i]))})" for i in right]
+        assert [row[1] for row in rows] == [f"{round(100 * found.layers[0].share[i])}%" for i in right]
+        assert [row[3] for row in rows] == [f"{round(100 * found.layers[0].kept[i])}%" for i in right]
         cells = view.capacity_map.picture.cells.data
         assert cells["accuracy"] == [float(a) for row in store.capacity_map["accuracy"] for a in row]
         assert view.capacity_map.alpha.disabled and view.capacity_map.beta.disabled     # the sum rule

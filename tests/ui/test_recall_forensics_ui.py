@@ -45,11 +45,11 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
         parts, verdict = found.layers[layer - 1], found.verdicts[layer - 1]
         shown = rows_of(page, layer)
         positions = found.right + verdict.others
-        assert [int(row[0]) for row in shown] == positions
+        assert [int(row[0].split(" (")[0]) for row in shown] == positions
         for row, i in zip(shown, positions):
-            assert row[2] == format_number(round(100 * parts.share[i]), 0) + "%"
-            assert row[4] == format_number(round(100 * parts.kept[i]), 0) + "%"
-            assert row[5] == format_number(round(float(parts.similarity[i]), 2), 2)
+            assert row[1] == format_number(round(100 * parts.share[i]), 0) + "%"
+            assert row[3] == format_number(round(100 * parts.kept[i]), 0) + "%"
+            assert row[4] == format_number(round(float(parts.similarity[i]), 2), 2)
     bars = page.evaluate(COLUMN_OF, ["Layer 2: the parts of the read-out", "top"])
     np.testing.assert_allclose(bars, found.layers[1].share, rtol=1e-12)
 

@@ -18,8 +18,8 @@ TABLE_CSS = """
 :host { font-size: 16px; color: #1f2933; }
 table { border-collapse: collapse; margin-top: 4px; }
 th, td { padding: 2px 8px; text-align: right; border-bottom: 1px solid #e4e7eb; }
-th { font-weight: 600; color: #52606d; }
-td.token, th.token { text-align: left; }
+th { font-weight: 600; color: #52606d; vertical-align: bottom; }
+td:first-child, th:first-child { text-align: left; white-space: nowrap; }
 tr.right td { color: #0072b2; font-weight: 700; }
 .ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
 .muted { color: #52606d; }
@@ -66,9 +66,9 @@ class ForensicsSection(pn.viewable.Viewer):
                         "the later transitions let through; dots: $\\cos(k_i, q_t)$. Blue: the asked key's position "
                         "and its value's (the short convolution lets the value's write see the key before it). "
                         "Softmax: $c_i = a_i v_i$, nothing fades. RWKV-6 reads $S_{t-1}$ and adds "
-                        "$((u \\odot k_t)^\\top q_t)\\, v_t$. mLSTM: its stabilized $C_t$ splits exactly (transition "
-                        "$f'_j I$, one normalizer for every term); its line is the forget gates' own product "
-                        "$\\prod_{j > i} \\sigma(\\tilde f_j)$.") + " " + _(
+                        "$((u \\odot k_t)^\\top q_t)\\, v_t$. mLSTM: its stabilized $C_t$ splits exactly (its transition is "
+                        "the stabilized forget gate times $I$, and one normalizer divides every term); its line is the "
+                        "forget gates' own product $\\prod_{j > i} \\sigma(\\tilde f_j)$.") + " " + _(
                         "Fading: the transitions let less than {faded}% through to the right pair. Cross-talk: the "
                         "three largest other terms, with keys of mean cosine at least {similar} to the query, give "
                         "more than the pair.").format(faded=round(100 * FADED), similar=format_number(SIMILAR, 1)))
@@ -149,16 +149,17 @@ def verdict_texts(layer, judged, tokens):
 
 
 def table_html(parts, judged, right, tokens):
-    """The right pair's writes and the largest others: position, token, share, size, let through, similarity."""
-    header = [_("position"), _("token"), _("share"), _("size"), _("let through"), _("similarity")]
+    """The right pair's writes and the largest others: the write (position and token), share, size, let
+    through, similarity."""
+    header = [_("write"), _("share"), _("size"), _("let through"), _("similarity")]
     share, size = parts.share, parts.size
     rows = []
     for i in [*right, *judged.others]:
-        cells = [str(i), tokens[i], percent(share[i]) + "%", significant(size[i]),
-                 percent(parts.kept[i]) + "%", format_number(round(float(parts.similarity[i]), 2), 2)]
-        rows.append('<tr class="%s">%s</tr>' % ("right" if i in right else "other", "".join(
-            f'<td class="{"token" if c == 1 else "number"}">{html.escape(text)}</td>' for c, text in enumerate(cells))))
-    head = "".join(f'<th class="{"token" if c == 1 else "number"}">{html.escape(h)}</th>' for c, h in enumerate(header))
+        cells = [f"{i} ({tokens[i]})", percent(share[i]) + "%", significant(size[i]), percent(parts.kept[i]) + "%",
+                 format_number(round(float(parts.similarity[i]), 2), 2)]
+        rows.append('<tr class="%s">%s</tr>' % ("right" if i in right else "other",
+                                                "".join(f"<td>{html.escape(text)}</td>" for text in cells)))
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
 
 

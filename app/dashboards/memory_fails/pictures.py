@@ -224,7 +224,8 @@ class WritesPicture:
                                                  (_("let through"), "@kept{0.000}"),
                                                  (_("similarity"), "@similarity{0.00}")]))
         self.why = CurvesPicture(_("Layer {n}: what reaches each write").format(n=layer),
-                                 _("position of the write"), "", width=470, height=250, language=language)
+                                 _("position of the write"), "", width=470, height=280, language=language,
+                                 legend_columns=1)
         self.why.line("kept", color=BLUE, width=3)
         self.why.dots("similarity", color=ORANGE, size=6, alpha=0.8)
         self.why.label("kept", _("let through by the later steps"), ["kept"])
