@@ -1,6 +1,7 @@
 """Take screenshots of every page in Italian and English: `python -m app.screenshots`.
 
-Writes assets/screenshots/<page>-<lang>[-<level>].png (1600×1000, as on a classroom projector).
+Writes assets/screenshots/<page>-<lang>[-<level>].png at 1366×768, a common classroom projector, with the
+sidebar open (the first screen: what a class sees before anyone scrolls).
 Starts its own server on a free port and closes it and the browser at the end.
 """
 import argparse
@@ -28,13 +29,17 @@ def pages():
     shots.append(("transition-superiore", "/transition", "&level=superiore&gate=scalar&alpha=0.7&beta=0.5"))
     shots.append(("memory-fails-superiore", "/memory-fails", "&level=superiore&rule=delta&rewrites=8&query=3"))
     shots.append(("architectures-superiore", "/architectures", "&level=superiore&arch=rwkv7"))
+    # the first lesson with φ on, a lesson card, and presenter mode
+    shots.append(("softmax-linear", "/softmax", "&attention=linear&t=5"))
+    shots.append(("lesson-state", "/state", "&lesson=state&card=3"))
+    shots.append(("present-transition", "/transition", "&present=1&gate=scalar&alpha=0.7&beta=0.5"))
     return shots
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m app.screenshots")
-    parser.add_argument("--width", type=int, default=1600)
-    parser.add_argument("--height", type=int, default=1000)
+    parser.add_argument("--width", type=int, default=1366)
+    parser.add_argument("--height", type=int, default=768)
     parser.add_argument("--full-page", action="store_true")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
@@ -43,8 +48,8 @@ def main(argv=None):
             context = chromium.new_context(viewport={"width": args.width, "height": args.height}, locale=lang)
             page = context.new_page()
             for stem, path, query in pages():
-                page.goto(f"{url}{path}?lang={lang}{query}")
-                page.wait_for_selector("nav", state="attached", timeout=30_000)
+                page.goto(f"{url}{path}?lang={lang}{query}", timeout=120_000)
+                page.wait_for_selector("nav", state="attached", timeout=120_000)
                 page.wait_for_timeout(2500)                 # let Bokeh finish drawing
                 target = OUT / f"{stem}-{lang}.png"
                 page.screenshot(path=str(target), full_page=args.full_page)
