@@ -23,9 +23,9 @@ Modes:
          run's data sources received), errors, dropped sessions (websockets the server closed),
          pages refused as full, the servers' CPU (per page opened, per knob move) and RSS, and the
          browser numbers.
-  heavy  --viewers open the state page and keep moving their knob; meanwhile one more visitor opens
-         /memory-fails?dk=64&pairs=256&rewrites=32. Prints the others' knob → frames before and
-         while it is built.
+  heavy  --viewers open the state page (over --ramp seconds) and keep moving their knob (--think);
+         after --before seconds one more visitor opens /memory-fails?dk=64&pairs=256&rewrites=32.
+         Prints the others' knob → frames before and while it is built.
   churn  opens and closes --sessions sessions, two at a time; the servers' RSS after the first 20 and
          after all of them, each once the idle sessions have been closed (Bokeh discards a session
          60 s after its websocket closed).
@@ -101,10 +101,11 @@ class Viewer:
     done: bool = False                        # finished its part (or failed): only waits to close
     received_bytes: int = 0
 
-    async def open(self):
+    async def open(self, page_base=None):
+        """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
         started = time.perf_counter()
         try:
-            response = await AsyncHTTPClient().fetch(self.base + self.path, request_timeout=TIMEOUT_S)
+            response = await AsyncHTTPClient().fetch((page_base or self.base) + self.path, request_timeout=TIMEOUT_S)
         except HTTPClientError as error:
             if error.code in (429, 503):
                 self.refused = error.code
@@ -413,13 +414,19 @@ async def crowd(base, args, meter, log):
 async def heavy(base, args, meter, log):
     hold, stop = asyncio.Event(), asyncio.Event()
     viewers = [Viewer(base) for _ in range(args.viewers)]
-    await asyncio.gather(*(v.open() for v in viewers), return_exceptions=True)
+    opening = []
+    for viewer in viewers:
+        opening.append(asyncio.ensure_future(viewer.open()))
+        await asyncio.sleep(args.ramp / max(1, args.viewers))
+    for viewer, result in zip(viewers, await asyncio.gather(*opening, return_exceptions=True)):
+        if isinstance(result, Exception):
+            viewer.errors.append(f"{type(result).__name__}: {result}"[:300])
     log(f"{sum(v.opened is not None for v in viewers)} viewers open; moving knobs")
     knobs = []                                      # (sent at, ms, viewer)
 
     async def keep_moving(viewer):
         while not stop.is_set():
-            await asyncio.sleep(random.uniform(0.5, 1.5))
+            await asyncio.sleep(random.uniform(*args.think))
             started = time.perf_counter()
             try:
                 await viewer.move_knob()
@@ -560,13 +567,14 @@ def parse_args(argv):
     parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20)")
     parser.add_argument("--browsers", type=int, default=2, help="real Chromium pages (crowd only)")
     parser.add_argument("--knobs", type=int, default=3, help="knob moves per viewer (crowd)")
-    parser.add_argument("--ramp", type=float, default=60.0, help="seconds over which the viewers arrive (crowd)")
+    parser.add_argument("--ramp", type=float, default=None,
+                        help="seconds over which the viewers arrive (crowd 60, heavy 20)")
     parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=(2.0, 6.0),
-                        metavar="MIN-MAX", help="seconds between one viewer's knob moves (crowd; default 2-6)")
+                        metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6)")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
     parser.add_argument("--settle", type=float, default=None,
                         help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 checks)")
-    parser.add_argument("--before", type=float, default=8.0, help="heavy: seconds of knob moves before the heavy page")
+    parser.add_argument("--before", type=float, default=15.0, help="heavy: seconds of knob moves before the heavy page")
     parser.add_argument("--after", type=float, default=3.0, help="heavy: seconds of knob moves after it opened")
     parser.add_argument("--workers", type=int, default=2, help="servers of the hosted mode it starts")
     parser.add_argument("--url", help="measure this running host instead of starting one")
@@ -577,6 +585,7 @@ def parse_args(argv):
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
     args.viewers = args.viewers if args.viewers is not None else {"crowd": 50, "heavy": 20, "churn": 0}[args.mode]
+    args.ramp = args.ramp if args.ramp is not None else {"crowd": 60.0, "heavy": 20.0, "churn": 0.0}[args.mode]
     if args.settle is None:
         from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
         args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000

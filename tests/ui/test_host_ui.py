@@ -66,6 +66,21 @@ def test_liveness_answers_without_building_a_page(hosted):
     assert sessions_built(hosted) == built
 
 
+def test_a_page_from_one_server_opens_its_session_on_another(hosted):
+    """nginx may send a page and its websocket to different servers: they share the signing key."""
+    first, second = (f"http://127.0.0.1:{port}" for port in hosted.servers)
+    viewer = Viewer(second)
+
+    async def visit():
+        await viewer.open(page_base=first)
+        await viewer.move_knob()
+        await viewer.close()
+    visitor = threading.Thread(target=asyncio.run, args=(visit(),))
+    visitor.start()
+    visitor.join(120)
+    assert viewer.opened is not None and len(viewer.knob_ms) == 1 and not viewer.dropped
+
+
 def test_every_page_works_through_nginx_under_its_policy(chromium, hosted):
     context = chromium.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
     problems, remote = [], []
@@ -87,6 +102,8 @@ def test_every_page_works_through_nginx_under_its_policy(chromium, hosted):
                 assert page.title() == "Lineare · La memoria si riempie"
             page.wait_for_timeout(500)                        # late stylesheets and modules
         assert problems == [] and remote == []                # a refused resource is a console error
+        status, notebook = fetch(hosted.url + "/notebooks/parallel_equals_recurrent.ipynb")   # the state page's link
+        assert status == 200 and json.loads(notebook)["cells"]
     finally:
         context.close()
 
@@ -153,7 +170,8 @@ def test_the_load_test_runs_viewers_and_a_browser_without_errors(hosted):
 
 
 def test_the_load_test_heavy_and_churn_modes(hosted):
-    heavy = run_load(hosted, "heavy", "--viewers", "2", "--before", "2", "--after", "1")["result"]
+    heavy = run_load(hosted, "heavy", "--viewers", "2", "--ramp", "1", "--think", "0.5-1", "--before", "3",
+                     "--after", "1")["result"]
     assert heavy["errors"] == [] and heavy["heavy_errors"] == [] and heavy["dropped"] == 0
     assert heavy["heavy_open_s"] > 0 and heavy["knob_before_ms"]["n"] > 0
     churn = run_load(hosted, "churn", "--sessions", "4", "--settle", "1")["result"]
