@@ -144,6 +144,27 @@ def test_the_store_opens_on_the_first_wrong_answer_and_follows_a_click():
         store.probe, store.probe_query)
 
 
+def test_query_zero_means_the_first_wrong_answer_and_a_missing_checkpoint_is_said(monkeypatch, tmp_path):
+    from app import checkpoints
+
+    store = MemoryStore(task="128-32")
+    store.open_details()
+    first = (store.probe, store.probe_query)
+    store.param.update(probe="softmax", probe_query=2)
+    store.probe_query = 0
+    assert (store.probe, store.probe_query) == first and store.forensics.query == first[1]
+    monkeypatch.setattr(checkpoints, "FOLDER", tmp_path)
+    monkeypatch.setattr(checkpoints, "_loaded", {})
+    for cached in (mf.stepped, mf.query_forensics):
+        cached.cache_clear()
+    try:
+        store.param.update(probe="gla", probe_query=3)
+        assert store.forensics is None and "no checkpoint" in store.probe_failure and not store.probing
+    finally:
+        for cached in (mf.stepped, mf.query_forensics):
+            cached.cache_clear()
+
+
 def test_url_values_of_the_new_settings_are_checked():
     from app.dashboards.memory_fails.view import MemoryView
 
@@ -158,7 +179,7 @@ def test_url_values_of_the_new_settings_are_checked():
 
 
 def test_the_view_draws_the_answer_taken_apart_and_the_map():
-    from app.dashboards.memory_fails.details import token_name
+    from app.dashboards.memory_fails.details import percent, token_name
     from app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
@@ -184,8 +205,9 @@ def test_the_view_draws_the_answer_taken_apart_and_the_map():
         assert token_name(0) == "·" and token_name(17) == "k17" and token_name(203) == "v203"
         right = found.right + found.verdicts[0].others
         assert [row[0] for row in rows] == [f"{i} ({token_name(int(found.tokens[i]))})" for i in right]
-        assert [row[1] for row in rows] == [f"{round(100 * found.layers[0].share[i])}%" for i in right]
-        assert [row[3] for row in rows] == [f"{round(100 * found.layers[0].kept[i])}%" for i in right]
+        assert [row[1] for row in rows] == [percent(found.layers[0].share[i]) + "%" for i in right]
+        assert [row[3] for row in rows] == [percent(found.layers[0].kept[i]) + "%" for i in right]
+        assert (percent(0.123), percent(0.004), percent(-0.00004), percent(0)) == ("12", "0.4", "-0.004", "0")
         cells = view.capacity_map.picture.cells.data
         assert cells["accuracy"] == [float(a) for row in store.capacity_map["accuracy"] for a in row]
         assert view.capacity_map.alpha.disabled and view.capacity_map.beta.disabled     # the sum rule

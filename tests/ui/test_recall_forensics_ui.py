@@ -22,6 +22,7 @@ def rows_of(page, layer):
 
 def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
     from app.dashboards.memory_fails.model import accuracy_map, query_forensics, trained_example
+    from app.dashboards.memory_fails.details import percent
     from app.i18n import format_number
 
     task = "64-16"
@@ -47,8 +48,8 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
         positions = found.right + verdict.others
         assert [int(row[0].split(" (")[0]) for row in shown] == positions
         for row, i in zip(shown, positions):
-            assert row[1] == format_number(round(100 * parts.share[i]), 0) + "%"
-            assert row[3] == format_number(round(100 * parts.kept[i]), 0) + "%"
+            assert row[1] == percent(parts.share[i]) + "%"            # as the page writes a percentage
+            assert row[3] == percent(parts.kept[i]) + "%"
             assert row[4] == format_number(round(float(parts.similarity[i]), 2), 2)
     bars = page.evaluate(COLUMN_OF, ["Layer 2: the parts of the read-out", "top"])
     np.testing.assert_allclose(bars, found.layers[1].share, rtol=1e-12)

@@ -26,15 +26,17 @@ tr.right td { color: #0072b2; font-weight: 700; }
 """
 
 
-def percent(x):
-    return format_number(round(100 * float(x)), 0)
-
-
 def significant(x, digits=3):
     """x with `digits` significant digits, in the page's number format (0,0123 · 334 · 16.800)."""
     x = float(x)
     decimals = max(0, digits - 1 - int(np.floor(np.log10(abs(x))))) if x != 0 else 0
     return format_number(round(x, decimals), decimals)
+
+
+def percent(x):
+    """100·x as the page writes a percentage: whole numbers, one significant digit under 1 (0.4, not 0)."""
+    x = 100 * float(x)
+    return significant(x, 1) if 0 < abs(x) < 0.5 else format_number(round(x), 0)
 
 
 def token_name(token, vocab=256):
@@ -80,8 +82,9 @@ class ForensicsSection(pn.viewable.Viewer):
         self._draw()
 
     def __panel__(self):
-        columns = [pn.Column(pn.pane.Bokeh(picture.parts), pn.pane.Bokeh(picture.why.figure), verdict, table,
-                             css_classes=["forensics-layer"])
+        columns = [pn.Column(pn.pane.Bokeh(picture.parts), pn.pane.Bokeh(picture.why.figure),
+                             pn.pane.HTML(picture.legend_html, stylesheets=[TABLE_CSS], margin=(0, 10, 6, 60)),
+                             verdict, table, css_classes=["forensics-layer"])
                    for picture, verdict, table in zip(self.pictures, self.verdicts, self.tables)]
         return pn.Column(heading(_("One trained answer taken apart")), self.intro, self.status, pn.FlexBox(*columns),
                          sizing_mode="stretch_width")

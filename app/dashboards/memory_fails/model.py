@@ -371,11 +371,16 @@ class MemoryStore(param.Parameterized):
         if self._details:
             return
         self._details = True
-        self.param.watch(lambda *_events: self._prober.ask() if not self.fits() else None,
-                         ["probe", "probe_query", "task", "example"])
+        self.param.watch(self._probe_changed, ["probe", "probe_query", "task", "example"])
         self.param.watch(lambda *_events: self._mapper.ask(), list(self.MAP_SETTINGS))
         self._prober.ask()
         self._mapper.ask()
+
+    def _probe_changed(self, *_events):
+        if self.probe_query == 0:                   # 0: the first wrong answer (comes back here)
+            self.param.update(**self.first_trained_failure())
+        elif not self.fits():                       # a query past K is lowered first (comes back here)
+            self._prober.ask()
 
     def fits(self):
         """What N and the queries must become to fit the other settings ({} when they fit)."""

@@ -1,5 +1,7 @@
 """Where memory fails, the pictures: the capacity curves, the query-by-query pictures and the trained
 models' answers, all Bokeh figures whose data sources are patched in place."""
+import html
+
 import numpy as np
 from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
                           TapTool)
@@ -224,12 +226,13 @@ class WritesPicture:
                                                  (_("let through"), "@kept{0.000}"),
                                                  (_("similarity"), "@similarity{0.00}")]))
         self.why = CurvesPicture(_("Layer {n}: what reaches each write").format(n=layer),
-                                 _("position of the write"), "", width=470, height=280, language=language,
-                                 legend_columns=1)
+                                 _("position of the write"), "", width=470, height=230, language=language)
         self.why.line("kept", color=BLUE, width=3)
         self.why.dots("similarity", color=ORANGE, size=6, alpha=0.8)
-        self.why.label("kept", _("let through by the later steps"), ["kept"])
-        self.why.label("similarity", _("similar to the question"), ["similarity"])
+        # the key in HTML beside the picture: a Bokeh legend painted before the first answer arrived (it
+        # comes from a worker) kept its glyphs blank until the next full repaint
+        self.legend_html = (f'<span style="color:{BLUE}">━━</span> {html.escape(_("let through by the later steps"))}'
+                            f'<br><span style="color:{ORANGE}">●</span> {html.escape(_("similar to the question"))}')
         self.marks = []                                   # the right pair's positions (blue bars above)
         for _i in range(2):
             span = Span(location=0, dimension="height", line_color=RIGHT, line_dash="dotted", line_width=2)
