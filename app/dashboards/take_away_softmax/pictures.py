@@ -99,7 +99,7 @@ class CostPicture:
                                           y_range=Range1d(low / 2, high * 2)), x_label, y_label)
         self.figure.xaxis.ticker = FixedTicker(ticks=[8, 64, 512, 4096])
         self.figure.yaxis.ticker = FixedTicker(ticks=[10.0 ** e for e in range(4, 12, 2)])
-        self.figure.yaxis.formatter = POWERS_OF_TEN
+        self.figure.yaxis.formatter = powers_of_ten()
         self.figure.grid.visible = True
         self.figure.grid.grid_line_alpha = 0.35
         self.lines, self.dots, self.items = {}, {}, {}
@@ -126,8 +126,13 @@ class CostPicture:
         self.now.location = T
 
 
-# 10⁴, 10⁶ …: a count's size at a glance, the same in every language
-POWERS_OF_TEN = CustomJSTickFormatter(code="""
+def powers_of_ten():
+    """10⁴, 10⁶ …: a count's size at a glance, the same in every language (a new model per figure: a
+    Bokeh model belongs to one document, and every visitor's page is a document of its own)."""
+    return CustomJSTickFormatter(code=_POWERS_OF_TEN)
+
+
+_POWERS_OF_TEN = """
     const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
     const exponent = String(Math.round(Math.log10(tick)))
-    return "10" + [...exponent].map(c => digits[Number(c)]).join("")""")
+    return "10" + [...exponent].map(c => digits[Number(c)]).join("")"""
