@@ -8,8 +8,11 @@ there and awaits it, and Bokeh's own build call that follows finds the Document 
 free meanwhile (PyTorch and NumPy release the GIL; Python hands it over every few milliseconds).
 
 The new Document belongs to no connection yet, so nothing else touches it while it is built; after
-the build Panel is told that the loop's thread owns it (its callbacks then run as usual). One thread:
-pages are built one at a time, in the order asked, and never two at once against the loop.
+the build Panel is told that the loop's thread owns it (its callbacks then run as usual). Panel finds
+the current document in a context variable (copied into the thread); Bokeh keeps a stack of
+"current documents" for the whole process, which a build and a callback on the loop would push and
+pop in each other's way, so that stack is made one per thread. One builder thread: pages are built
+one at a time, in the order asked.
 """
 import asyncio
 import contextvars
@@ -20,8 +23,33 @@ from concurrent.futures import ThreadPoolExecutor
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 
 
+class PerThread:
+    """A list-like stack, one list per thread (what bokeh.io.doc asks of its _PATCHED_CURDOCS)."""
+
+    def __init__(self):
+        self._local = threading.local()
+
+    def _stack(self):
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack
+
+    def append(self, item):
+        self._stack().append(item)
+
+    def pop(self):
+        return self._stack().pop()
+
+    def __len__(self):
+        return len(self._stack())
+
+    def __getitem__(self, index):
+        return self._stack()[index]
+
+
 def install():
     """Patch Panel's Application (every page of `panel serve` is one) to build documents on BUILDER."""
+    import bokeh.io.doc
     from panel.io.application import Application
     from panel.io.state import state
 
@@ -47,5 +75,6 @@ def install():
             return
         initialize(self, doc)                       # --warm, and anything not made by a session
 
+    bokeh.io.doc._PATCHED_CURDOCS = PerThread()       # at start-up: nothing is patched yet
     on_session_created.lineare = True
     Application.on_session_created, Application.initialize_document = on_session_created, initialize_document
