@@ -19,10 +19,10 @@ Modes:
   crowd  --viewers open /state?variant=deltanet&preset=crowd over --ramp seconds and stay (a class
          opening the teacher's link); once all are in, each moves the β slider --knobs times (--think
          seconds apart) while --browsers real pages open, move it, step and play. Prints page open
-         (GET sent → document received), knob → new frames (PATCH-DOC sent → the message with the new
-         run's data sources received), errors, dropped sessions (websockets the server closed),
-         pages refused as full, the servers' CPU (per page opened, per knob move) and RSS, and the
-         browser numbers.
+         (GET sent → document received), knob → new frames (PATCH-DOC sent → the message with the
+         player's new run received, its pictures with or before it), errors, dropped sessions
+         (websockets the server closed), pages refused as full, the servers' CPU (per page opened,
+         per knob move) and RSS, and the browser numbers.
   heavy  --viewers open the state page (over --ramp seconds) and keep moving their knob (--think);
          after --before seconds one more visitor opens /memory-fails?dk=64&pairs=256&rewrites=32.
          Prints the others' knob → frames before and while it is built.
@@ -133,18 +133,24 @@ class Viewer:
                         if s["attributes"].get("visible", True) and s["attributes"].get("step", 1) < 1]
 
     async def move_knob(self):
-        """Move the first visible fractional slider to another value; time until the new run arrives."""
+        """Move the first visible fractional slider to another value; time until the new run arrives
+        (the message that carries the player's new run number)."""
         slider = self.sliders[0]["attributes"]
         step, now = slider["step"], slider["value"]
         choices = [v for v in np.arange(slider["start"], slider["end"] + step / 2, step)
                    if abs(v - now) > step / 2 and v > 0]
         value = slider["value"] = round(float(random.choice(choices)), 6)
+        while not self.inbox.empty():                  # what came before the move is not its answer
+            if self.inbox.get_nowait() is None:
+                raise ConnectionError("the server closed the websocket")
         started, before = time.perf_counter(), self.received_bytes
         model = self.sliders[0]["id"]
         await self._patch([self._change(model, "value", value)])
         await self._patch([self._change(model, "value_throttled", value)])
+        # the player's run counter comes with (or, with Panel's --num-threads, after) the run's pictures:
+        # the page draws the new frames when it changes (app/components/player.py)
         await self._next(lambda m: m.msgtype == "PATCH-DOC" and any(
-            e.get("kind") == "ColumnDataChanged" for e in m.content.get("events", [])))
+            e.get("kind") == "ModelChanged" and e.get("attr") == "run" for e in m.content.get("events", [])))
         self.knob_ms.append(1000 * (time.perf_counter() - started))
         return self.received_bytes - before
 
