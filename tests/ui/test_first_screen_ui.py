@@ -27,7 +27,8 @@ def test_the_point_is_on_the_first_screen(chromium, server, path, pictures):
 
 @pytest.mark.parametrize("viewport", [PROJECTOR, WIDE], ids=["1366", "1920"])
 def test_no_page_scrolls_sideways(chromium, server, viewport):
-    paths = ["/", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent", "/architectures",
+    paths = ["/", "/softmax", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent",
+             "/architectures", "/state?lesson=state&card=2",
              "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
     wide = []
     context = chromium.new_context(viewport=viewport)
