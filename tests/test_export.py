@@ -289,3 +289,20 @@ def test_parallel_equals_recurrent_exports_its_outputs_differences_and_mask():
     mask["value"] = pd.to_numeric(mask["value"].replace("", np.nan))
     assert np.array_equal(matrix_of(mask, 32, 32), page.store.mask, equal_nan=True)
     assert read_table(page, "cost").empty                                   # not measured: the header alone
+
+
+def test_architectures_exports_its_two_pictures_and_their_numbers():
+    from app.dashboards.architectures import model
+
+    page, notices = open_page("/architectures?arch=gated_deltanet&lang=it")
+    assert notices == [] and not page.animated
+    picture = Image.open(io.BytesIO(make_file(page, "png", size=(1280, 720)).data))
+    assert picture.size == (1280, 720)
+    forgetting = pd.read_csv(io.BytesIO(make_file(page, "csv", table="forgetting").data), comment="#")
+    for variant in ("retnet", "gated_deltanet"):
+        shown = forgetting[forgetting.model == variant].sort_values("tokens_after").share_left.to_numpy()
+        np.testing.assert_array_equal(shown, model.forgetting_curve(variant))
+    eigen = pd.read_csv(io.BytesIO(make_file(page, "csv", table="eigenvalues").data), comment="#")
+    wide = eigen[(eigen.model == "deltanet") & (eigen.beta == model.WIDE_BETA)].eigenvalue.to_numpy()
+    np.testing.assert_allclose(wide, model.eigenvalues("deltanet", model.WIDE_BETA))
+    assert wide.min() == pytest.approx(-1.0)                  # β = 2 flips the key's direction
