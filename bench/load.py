@@ -414,6 +414,9 @@ async def crowd(base, args, meter, log):
     return {"mode": "crowd", "path": STATE_PAGE, "ramp_s": args.ramp, "knobs_per_viewer": args.knobs,
             "think_s": list(args.think), "concurrent_at_end": open_now, **viewers_summary(viewers),
             "cpu_per_open_s": per_open, "cpu_per_knob_s": per_knob,
+            # the first moves come together (the class is told to move the knob), the later ones spread
+            "knob_first_ms": summary([v.knob_ms[0] for v in viewers if v.knob_ms]),
+            "knob_later_ms": summary([ms for v in viewers for ms in v.knob_ms[1:]]),
             "browsers": browser_summary(pages) if args.browsers else None}
 
 
@@ -537,6 +540,9 @@ def print_report(report):
                  if r["mode"] == "crowd" else ""))
         print(f"  page open         {fmt(r['page_open_s'], unit=' s')}")
         print(f"  knob → frames     {fmt(r['knob_ms'], unit=' ms')}")
+        if r["mode"] == "crowd":
+            print(f"    first moves     {fmt(r['knob_first_ms'], unit=' ms')}  (everyone at once)")
+            print(f"    later moves     {fmt(r['knob_later_ms'], unit=' ms')}")
         print(f"  errors            {len(r['errors'])}" + (f": {r['errors'][:3]}" if r["errors"] else ""))
         print(f"  dropped sessions  {r['dropped']}    refused (demo full / too many): {r['refused']}")
         print(f"  received          {r['received_mib']:.1f} MiB")

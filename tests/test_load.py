@@ -39,6 +39,7 @@ def crowd_result(**changes):
               "concurrent_at_end": 50, "viewers": 50, "page_open_s": load.summary([1.0, 2.0, 2.5]),
               "knob_ms": load.summary([100.0, 200.0, 400.0]), "errors": [], "dropped": 0, "refused": 0,
               "received_mib": 12.5, "cpu_per_open_s": 1.2, "cpu_per_knob_s": 0.08,
+              "knob_first_ms": load.summary([400.0]), "knob_later_ms": load.summary([100.0, 200.0]),
               "browsers": load.browser_summary([{"errors": [], "open_s": 2.0, "knob_ms": 150.0,
                                                  "sent_stepping_playing": 0,
                                                  "frames": [(0.0, 0), (500.0, 1), (1010.0, 2)]}])}
@@ -68,7 +69,7 @@ def test_report_prints_every_number(capsys):
     report["targets"] = load.targets(report["result"])
     load.print_report(report)
     out = capsys.readouterr().out
-    for words in ("page open", "knob → frames", "dropped sessions", "1.20 s per page opened", "80 ms per knob",
+    for words in ("page open", "knob → frames", "first moves", "later moves", "dropped sessions", "1.20 s per page opened", "80 ms per knob",
                   "browser pages", "played frames late", "messages sent while stepping and playing: 0",
                   "1.20 cores", "PASS"):
         assert words in out, words
