@@ -333,8 +333,14 @@ def parse(argv):
 
 def main(argv=None):
     args = parse(sys.argv[1:] if argv is None else argv)
-    stop = []
-    signal.signal(signal.SIGTERM, lambda *_: stop.append(True))
+    stop, running = [], []
+
+    def on_signal(*_):
+        stop.append(True)
+        if not running:                       # still starting: leave now (Host stops what it started)
+            raise KeyboardInterrupt
+    for stopping in (signal.SIGTERM, signal.SIGINT):     # SIGINT too: a background job ignores it otherwise
+        signal.signal(stopping, on_signal)
     if os.geteuid() == 0:
         print("host: running as root, so nginx's workers do too; on a public machine run scripts/host "
               "as an ordinary user (nginx needs no root on a port above 1024)", file=sys.stderr)
@@ -346,12 +352,13 @@ def main(argv=None):
                   + (f"  admin (this machine only): "
                      + ", ".join(f"http://127.0.0.1:{p}/admin" for p in host.servers) + "\n" if args.admin else "")
                   + f"  logs: {host.run_dir}/   Ctrl-C stops it.", file=sys.stderr, flush=True)
+            running.append(True)
             host.supervise(lambda: bool(stop))
     except HostError as error:
         print(f"host: {error}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        pass
+        return 130
     return 0
 
 
