@@ -34,16 +34,18 @@ def test_no_page_scrolls_sideways(chromium, server, viewport):
     context = chromium.new_context(viewport=viewport)
     page = context.new_page()
     try:
-        for lang in ("it", "en"):
-            for level in ("elementare", "superiore"):
-                for path in paths:
-                    page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
-                    page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
-                    page.locator(".bk-Figure").first.wait_for(timeout=60_000) if path != "/" else None
-                    page.wait_for_timeout(300)
-                    main, main_view, whole, window = page.evaluate(WIDTH_JS)
-                    if main > main_view or whole > window:
-                        wide.append(f"{path} {lang}/{level}: #main {main} > {main_view} or page {whole} > {window}")
+        # the projector in every language and level; the wide screen in two of them (its pages only widen)
+        combinations = [("it", "elementare"), ("it", "superiore"), ("en", "elementare"), ("en", "superiore")]
+        for lang, level in combinations if viewport == PROJECTOR else combinations[1:3]:
+            for path in paths:
+                page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
+                page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
+                if path != "/":
+                    page.locator(".bk-Figure").first.wait_for(timeout=60_000)
+                page.wait_for_timeout(300)
+                main, main_view, whole, window = page.evaluate(WIDTH_JS)
+                if main > main_view or whole > window:
+                    wide.append(f"{path} {lang}/{level}: #main {main} > {main_view} or page {whole} > {window}")
     finally:
         context.close()
     assert wide == []
