@@ -12,7 +12,9 @@ cut. File-based apps also get Panel's per-session clean-up. Options: --port, --a
 --secret-key-file, --build-on-loop; anything after `--` goes to `panel serve` unchanged.
 
 Pages are built on a thread of their own (app/building.py), so that one visitor opening a page does
-not stop every other session of the process; --build-on-loop builds them as plain Panel does.
+not stop every other session of the process; --build-on-loop builds them as plain Panel does. On
+Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessions close
+(app/memory.py), so that its memory comes back after a crowd has left.
 
 Session ids are signed (app/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
@@ -68,6 +70,7 @@ def port_problem(address, port):
 
 
 def main(argv=None):
+    command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
@@ -94,7 +97,12 @@ def main(argv=None):
     if problem:
         print(problem, file=sys.stderr)
         return 1
-    from app import security
+    if command_line and sys.platform.startswith("linux") and "PYTHONMALLOC" not in os.environ:
+        # Python's small objects on the C allocator, so that memory comes back after visitors leave
+        # (app/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
+        os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
+                  {**os.environ, "PYTHONMALLOC": "malloc"})
+    from app import memory, security
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -107,6 +115,7 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
+    memory.install()
     if not args.build_on_loop:
         from app import building
         building.install()

@@ -6,11 +6,12 @@
 session's) to huge, negative, NaN, infinite, empty, long, unicode and HTML-injection values, one
 parameter at a time, plus a few whole-query attacks (a malformed or forged bokeh-token, a chosen
 session id, repeated keys). The script starts a server (python -m app, log in a temporary folder),
-visits each page once with a clean URL, then makes --loads GETs of hostile URLs (cycling the list)
-and prints: the answers by status, any HTTP 500 and traceback in the server's log, and the server's
-RSS at start, after the clean visits, after the hostile loads, and after --settle seconds (Bokeh
-discards a session 60 s after it was last used; a GET alone never connects, so its session is
-discarded then). tests/test_security.py GETs a sample of the same URLs.
+visits each page once with a clean URL, then makes --loads GETs of hostile URLs (spread over the
+list) and prints: the answers by status, any HTTP 500 and traceback in the server's log, and the
+server's RSS at start, after the clean visits, after the hostile loads, each time --settle seconds
+later (Bokeh discards a session 60 s after it was last used; a GET alone never connects, so its
+session is discarded then). tests/test_security.py GETs a sample of the same URLs and runs a short
+`measure` with short session lifetimes.
 """
 import argparse
 import importlib
@@ -84,6 +85,53 @@ def rss_mib(pid):
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
+def measure(loads=250, settle=80.0, panel_args=(), port=None):
+    """Start a server, visit each page, make `loads` hostile GETs, wait `settle` s; the report (a dict).
+
+    panel_args: extra `panel serve` options, e.g. shorter session lifetimes for a test."""
+    from app.devtools import free_port
+    port = port or free_port()
+    base = f"http://127.0.0.1:{port}"
+    urls = hostile_urls()
+    with tempfile.TemporaryDirectory(prefix="lineare-hostile-") as folder:
+        log_path = Path(folder) / "server.log"
+        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"]
+        with open(log_path, "w") as log:
+            server = subprocess.Popen(command + (["--", *panel_args] if panel_args else []), cwd=ROOT, stdout=log,
+                                      stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            deadline = time.monotonic() + 120
+            while get_quietly(base + "/favicon.ico") is None:
+                if time.monotonic() > deadline or server.poll() is not None:
+                    raise RuntimeError(f"the server did not start: {log_path.read_text()[-2000:]}")
+                time.sleep(0.3)
+            rss = {"start": rss_mib(server.pid)}
+            for route in page_keys():
+                get(base + route)
+            time.sleep(settle)
+            rss["after one clean visit of each page, sessions discarded"] = rss_mib(server.pid)
+            statuses, started = {}, time.perf_counter()
+            for i in range(loads):                  # spread over the whole list, then around again
+                url = urls[(i * len(urls) // loads) % len(urls) if loads <= len(urls) else i % len(urls)]
+                status = get(base + url)
+                statuses.setdefault(status, []).append(url)
+            seconds = time.perf_counter() - started
+            rss[f"after {loads} hostile loads"] = rss_mib(server.pid)
+            time.sleep(settle)
+            rss["sessions discarded"] = rss_mib(server.pid)
+            environment = Path(f"/proc/{server.pid}/environ").read_bytes().split(b"\0")
+        finally:
+            os.killpg(server.pid, 15)
+            server.wait(timeout=30)
+        text = log_path.read_text(errors="replace")
+    return {"urls": len(urls), "loads": loads, "seconds": round(seconds, 1),
+            "statuses": {status: len(found) for status, found in sorted(statuses.items())},
+            "server_errors": statuses.get(500, [])[:10], "tracebacks": text.count("Traceback"),
+            "rss_mib": {k: round(v) for k, v in rss.items()}, "load_average": os.getloadavg(),
+            "pythonmalloc": next((v.split(b"=", 1)[1].decode() for v in environment
+                                  if v.startswith(b"PYTHONMALLOC=")), None)}
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", type=int, default=250, help="hostile GETs, spread over the list")
@@ -91,43 +139,7 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-
-    from app.devtools import free_port
-    port = args.port or free_port()
-    base = f"http://127.0.0.1:{port}"
-    urls = hostile_urls()
-    with tempfile.TemporaryDirectory(prefix="lineare-hostile-") as folder:
-        log_path = Path(folder) / "server.log"
-        with open(log_path, "w") as log:
-            server = subprocess.Popen([sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"],
-                                      cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            deadline = time.monotonic() + 120
-            while get_quietly(base + "/favicon.ico") is None:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    sys.exit("the server did not start")
-                time.sleep(0.3)
-            rss = {"start": rss_mib(server.pid)}
-            for route in page_keys():
-                get(base + route)
-            rss["after one clean visit of each page"] = rss_mib(server.pid)
-            statuses, started = {}, time.perf_counter()
-            for i in range(args.loads):                  # spread over the whole list, then around again
-                url = urls[(i * len(urls) // args.loads) % len(urls) if args.loads <= len(urls) else i % len(urls)]
-                status = get(base + url)
-                statuses.setdefault(status, []).append(url)
-            seconds = time.perf_counter() - started
-            rss[f"after {args.loads} hostile loads"] = rss_mib(server.pid)
-            time.sleep(args.settle)
-            rss[f"{args.settle:.0f} s later (sessions discarded)"] = rss_mib(server.pid)
-        finally:
-            os.killpg(server.pid, 15)
-            server.wait(timeout=30)
-        text = log_path.read_text(errors="replace")
-    report = {"urls": len(urls), "loads": args.loads, "seconds": round(seconds, 1),
-              "statuses": {status: len(found) for status, found in sorted(statuses.items())},
-              "server_errors": statuses.get(500, [])[:10], "tracebacks": text.count("Traceback"),
-              "rss_mib": {k: round(v) for k, v in rss.items()}, "load_average": os.getloadavg()}
+    report = measure(args.loads, args.settle, port=args.port or None)
     if args.json:
         print(json.dumps(report, indent=1))
     else:
@@ -135,6 +147,7 @@ def main(argv=None):
               f"(load average {report['load_average'][0]:.1f}: the machine may be shared)")
         print("  answers: " + ", ".join(f"HTTP {s}: {n}" for s, n in report["statuses"].items()))
         print(f"  HTTP 500: {report['server_errors'] or 'none'}; tracebacks in the log: {report['tracebacks']}")
+        print(f"  the server's allocator: PYTHONMALLOC={report['pythonmalloc']}")
         for label, value in report["rss_mib"].items():
             print(f"  RSS {label}: {value} MiB")
     return 0
