@@ -13,8 +13,14 @@ the current document in a context variable (copied into the thread); Bokeh keeps
 "current documents" for the whole process, which a build and a callback on the loop would push and
 pop in each other's way, so that stack is made one per thread. One builder thread: pages are built
 one at a time, in the order asked.
+
+`freeze_model_walks()` (for every server, --build-on-loop too): Bokeh walks a document's whole model
+graph again after each change that may add or drop a model (a new root, a list of children, a
+stylesheet); while a page is built or a knob's callbacks run, those walks are put off to one at the
+end, if any. The state page was built 35 walks deep: 1.4 s → 0.8 s (measured in-process, one core).
 """
 import asyncio
+import contextlib
 import contextvars
 import threading
 import weakref
@@ -45,6 +51,58 @@ class PerThread:
 
     def __getitem__(self, index):
         return self._stack()[index]
+
+
+@contextlib.contextmanager
+def walks_put_off(doc):
+    """The walks Bokeh would make in the body (its `invalidate()`, the end of its own `freeze()`
+    blocks), made once at the end, and only if one was asked for: a knob that changes numbers only
+    needs none. Bokeh's own `doc.models.freeze()` walks at its end in any case."""
+    models = doc.models
+    if "invalidate" in vars(models):                 # already inside one: the outer one walks
+        yield
+        return
+    asked = []
+
+    def pop_freeze():
+        models._freeze_count -= 1
+        asked.append(True)
+
+    models.invalidate, models._pop_freeze = (lambda: asked.append(True)), pop_freeze
+    try:
+        yield
+    finally:
+        del models.invalidate, models._pop_freeze
+        if asked and models._freeze_count == 0:
+            models.recompute()
+
+
+def freeze_model_walks():
+    """Patch Panel's Application and Syncable so that a page build and a knob's callbacks walk the
+    document's models once, at the end."""
+    from panel.io.application import Application
+    from panel.reactive import Syncable
+
+    if getattr(Application.initialize_document, "walks_put_off", False):
+        return
+    initialize, change, bokeh_event = (Application.initialize_document, Syncable._change_event,
+                                       Syncable._process_bokeh_event)
+
+    def initialize_document(self, doc):
+        with walks_put_off(doc):
+            initialize(self, doc)
+
+    def _change_event(self, doc):
+        with walks_put_off(doc):
+            change(self, doc)
+
+    def _process_bokeh_event(self, doc, event):
+        with walks_put_off(doc):
+            bokeh_event(self, doc, event)
+
+    initialize_document.walks_put_off = True
+    Application.initialize_document = initialize_document
+    Syncable._change_event, Syncable._process_bokeh_event = _change_event, _process_bokeh_event
 
 
 def install():

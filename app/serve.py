@@ -106,6 +106,8 @@ def main(argv=None):
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
+        # Bokeh's document checks only log warnings, and cost a sixth of a page's build
+        os.environ.setdefault("BOKEH_VALIDATE_DOC", "false")
     except security.SecretKeyProblem as error:
         print(error, file=sys.stderr)
         return 1
@@ -116,8 +118,9 @@ def main(argv=None):
     from panel.command import main as panel_main
     security.install()
     memory.install()
+    from app import building
+    building.freeze_model_walks()
     if not args.build_on_loop:
-        from app import building
         building.install()
     sys.argv = panel_serve_args(args, extra)
     return panel_main()

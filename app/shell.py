@@ -86,8 +86,10 @@ def shell(session, slug, content: Page):
     title = _("Lineare")
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
+    # no busy indicator: Panel keeps one "busy" flag for the whole process and sets it on every open
+    # page's spinner at each callback, so each knob move would send a message to every other visitor
     template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
-                                             collapsed_sidebar=session.present)
+                                             collapsed_sidebar=session.present, busy_indicator=None)
     template.config.raw_css.append(PRESENT_CSS if session.present else SHELL_CSS)
     template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)

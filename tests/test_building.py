@@ -1,10 +1,13 @@
-"""app/building.py without a server: Bokeh's stack of current documents, one per thread."""
+"""app/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
+over a document's models put off to the end of a build or a knob's callbacks."""
 import threading
 
 import bokeh.io.doc
+import pytest
 from bokeh.document import Document
+from bokeh.models import Div
 
-from app.building import PerThread
+from app.building import PerThread, walks_put_off
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -27,3 +30,58 @@ def test_a_build_and_the_event_loop_never_see_each_others_current_document(monke
     thread.join(10)
     assert seen == {"build": built_doc, "loop": loop_doc}
     assert len(bokeh.io.doc._PATCHED_CURDOCS) == 0
+
+
+def walks(doc, monkeypatch):
+    """Count Bokeh's walks over `doc`'s models."""
+    counted = []
+    recompute = doc.models.recompute
+    monkeypatch.setattr(doc.models, "recompute", lambda: (counted.append(1), recompute())[1])
+    return counted
+
+
+def test_a_build_walks_the_document_once_and_finds_every_model(monkeypatch):
+    doc = Document()
+    counted = walks(doc, monkeypatch)
+    roots = [Div(text=str(i)) for i in range(5)]
+    with walks_put_off(doc):
+        for root in roots:
+            doc.add_root(root)                     # each one walks the document, unless put off
+            root.text += "!"
+        assert counted == []
+    assert len(counted) == 1
+    assert all(doc.get_model_by_id(root.id) is root for root in roots)
+
+
+def test_a_change_that_adds_no_model_makes_no_walk(monkeypatch):
+    doc, div = Document(), Div(text="a")
+    doc.add_root(div)
+    counted = walks(doc, monkeypatch)
+    with walks_put_off(doc):
+        div.text = "b"
+        div.tags = ["a tag", 3]                    # tags may hold models: Bokeh checks, finds none
+    assert counted == []
+
+
+def test_a_body_that_fails_leaves_the_document_walking_as_before(monkeypatch):
+    doc = Document()
+    counted = walks(doc, monkeypatch)
+    added = Div(text="in")
+    with pytest.raises(RuntimeError), walks_put_off(doc):
+        doc.add_root(added)
+        raise RuntimeError("a page that fails half-way")
+    assert len(counted) == 1 and doc.get_model_by_id(added.id) is added
+    assert doc.models._freeze_count == 0 and "invalidate" not in vars(doc.models)
+    later = Div(text="later")
+    doc.add_root(later)                            # walks at once again, as Bokeh does without us
+    assert len(counted) == 2 and doc.get_model_by_id(later.id) is later
+
+
+def test_nested_bodies_walk_once_at_the_outer_end(monkeypatch):
+    doc = Document()
+    counted = walks(doc, monkeypatch)
+    with walks_put_off(doc):
+        with walks_put_off(doc), doc.models.freeze():      # Panel's own freeze inside ours
+            doc.add_root(Div(text="x"))
+        assert counted == []
+    assert len(counted) == 1

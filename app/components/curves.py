@@ -15,10 +15,9 @@ also differ by dash and marker, so a picture still reads in grey on a projector.
 """
 import numpy as np
 from bokeh.models import CDSView, ColumnDataSource, Legend, LegendItem, Range1d
-from bokeh.plotting import figure
 
 from app.components.plots import (LABEL_SIZE, PREFIX_TAG, frame_filter, number_format, set_frame, show_all,
-                                  style_figure)
+                                  new_figure, style_figure)
 
 VERMILLION = "#d55e00"      # Okabe-Ito
 BLUE = "#0072b2"
@@ -31,7 +30,7 @@ class CurvesPicture:
     """A figure of named series on axes fixed per run; `show(name, x, y)` replaces one series' points."""
 
     def __init__(self, title, x_label, y_label, *, width=560, height=380, language="en", legend_columns=None):
-        self.figure = style_figure(figure(title=title, width=width, height=height,
+        self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                     x_range=Range1d(0, 1), y_range=Range1d(0, 1)), x_label, y_label)
         self.figure.grid.visible = True
         self.figure.grid.grid_line_color = "#e4e7eb"

@@ -2,10 +2,9 @@
 the forgetting curves of every model on one plot, and the eigenvalues of each model's transition."""
 import numpy as np
 from bokeh.models import FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
-from bokeh.plotting import figure
 
 from app.components.curves import CurvesPicture
-from app.components.plots import LABEL_SIZE, TICK_SIZE, style_figure
+from app.components.plots import LABEL_SIZE, TICK_SIZE, new_figure, style_figure
 from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
                                                 forgetting_curve)
 from app.i18n import _, format_number
@@ -56,7 +55,7 @@ class EigenPicture:
     def __init__(self, width=460, height=430):
         rows = [label(v) for v in reversed(ARCHITECTURES)]          # the first model at the top
         # a row's worth of room at each end: the words under the reference lines sit in the lower one
-        self.figure = style_figure(figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
+        self.figure = style_figure(new_figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
                                           y_range=FactorRange(*rows, range_padding=0.12)), "", "")
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
         self.figure.xgrid.visible = True

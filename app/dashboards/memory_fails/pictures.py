@@ -5,10 +5,9 @@ import html
 import numpy as np
 from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
                           TapTool)
-from bokeh.plotting import figure
 
 from app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
-from app.components.plots import LABEL_SIZE, PALETTE, colour_bar, style_figure
+from app.components.plots import LABEL_SIZE, PALETTE, colour_bar, new_figure, style_figure
 from app.i18n import _, format_number
 from app.variants import REGISTRY
 from engine.ops import VARIANTS
@@ -69,7 +68,7 @@ class QueriesPicture:
 
     def __init__(self, on_pick):
         self.source = ColumnDataSource({"x": [], "top": [], "color": [], "line": []})
-        self.figure = style_figure(figure(title=_("Every query at this N (click one)"), width=760, height=300,
+        self.figure = style_figure(new_figure(title=_("Every query at this N (click one)"), width=760, height=300,
                                           x_range=Range1d(0.4, 1.6), y_range=Range1d(-0.35, 1.1),
                                           tools="tap"),
                                    _("query (the pair asked back)"), _("match with the right value"))
@@ -115,7 +114,7 @@ class WeightsPicture:
 
     def __init__(self):
         self.source = ColumnDataSource({"x": [], "top": [], "color": []})
-        self.figure = style_figure(figure(title="", width=760, height=300, x_range=Range1d(0.4, 1.6),
+        self.figure = style_figure(new_figure(title="", width=760, height=300, x_range=Range1d(0.4, 1.6),
                                           y_range=Range1d(-0.5, 1.1)),
                                    _("stored pair (in the order written)"), _("how much of its value comes out"))
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color="color")
@@ -147,7 +146,7 @@ class TrainedPicture:
         self.bars = ColumnDataSource({"y": [], "right": [], "label": []})
         self.names = [_(REGISTRY[v].short) for v in VARIANTS]
         y_range = FactorRange(*reversed(self.names))
-        self.grid = style_figure(figure(title=_("One example, query by query (click one)"), width=820, height=430,
+        self.grid = style_figure(new_figure(title=_("One example, query by query (click one)"), width=820, height=430,
                                         x_range=Range1d(0.5, 1.5), y_range=y_range, tools="tap"),
                                  _("query, in the order asked"), "")
         self.grid.rect(x="x", y="y", width=0.92, height=0.86, source=self.cells, fill_color="color",
@@ -163,7 +162,7 @@ class TrainedPicture:
         self.grid.add_tools(HoverTool(tooltips=[(_("key"), "@key"), (_("right value"), "@expected"),
                                                 (_("model's answer"), "@predicted")]))
         self.grid.yaxis.major_label_text_font_size = LABEL_SIZE
-        self.accuracy = style_figure(figure(title=_("Right, over {n} examples").format(n=examples),
+        self.accuracy = style_figure(new_figure(title=_("Right, over {n} examples").format(n=examples),
                                             width=330, height=430, x_range=Range1d(0, 1.3), y_range=y_range),
                                      _("share of queries right"), "")
         self.accuracy.hbar(y="y", right="right", height=0.7, source=self.bars, color=BLUE)
@@ -216,7 +215,7 @@ class WritesPicture:
     def __init__(self, layer, language):
         self.bars = ColumnDataSource({"x": [], "top": [], "color": [], "token": [], "size": [], "kept": [],
                                       "similarity": []})
-        self.parts = style_figure(figure(title=_("Layer {n}: the parts of the read-out").format(n=layer),
+        self.parts = style_figure(new_figure(title=_("Layer {n}: the parts of the read-out").format(n=layer),
                                          width=470, height=250, x_range=Range1d(-0.5, 1), y_range=Range1d(-0.1, 1)),
                                   "", _("share of the read-out"))
         self.parts.vbar(x="x", top="top", width=0.85, source=self.bars, color="color")
@@ -268,7 +267,7 @@ class AccuracyMap:
         self.cells = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "accuracy": [], "x": [],
                                        "y": [], "label": [], "ink": [], "d_k": [], "pairs": []})
         self.mapper = LinearColorMapper(palette=list(reversed(PALETTE)), low=0, high=1)   # red wrong, blue right
-        self.figure = style_figure(figure(title=_("Answers right, for every d_k"), width=940, height=330,
+        self.figure = style_figure(new_figure(title=_("Answers right, for every d_k"), width=940, height=330,
                                           x_range=Range1d(0, 4.1), y_range=Range1d(-0.5, 3.5)),
                                    _("pairs per number of a key, N / d_k"), _("numbers in a key, d_k"))
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,

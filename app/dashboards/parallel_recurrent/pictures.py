@@ -8,9 +8,8 @@ from bokeh.core.properties import value
 from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, HoverTool, Legend, LegendItem, LinearColorMapper,
                           Range1d)
 from bokeh.palettes import Viridis256
-from bokeh.plotting import figure
 
-from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, style_figure
+from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, new_figure, style_figure
 from app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
 from app.i18n import N_, _, format_number
 
@@ -40,7 +39,7 @@ class MaskPicture:
         self.source = ColumnDataSource({"image": [np.full((1, 1), np.nan)], "dw": [1], "dh": [1]})
         self.blocks = ColumnDataSource({"left": [], "right": [], "top": [], "bottom": []})
         self.carried = ColumnDataSource({"left": [], "right": [], "top": [], "bottom": []})
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
                                           y_range=Range1d(1, 0)), _("earlier token j"), _("current token t"))
         self.figure.image(image="image", x=0, y=0, dw="dw", dh="dh", source=self.source,
                           color_mapper=self.mapper)
@@ -73,7 +72,7 @@ class CostPicture:
     1000 times longer per knob change (a new figure each time)."""
 
     def __init__(self, title, width=470, height=420):
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_axis_type="log",
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_axis_type="log",
                                           y_axis_type="log", x_range=Range1d(10, 30_000),
                                           y_range=Range1d(0.01, 10_000)),
                                    _("sequence length T"), _("CPU time per run (ms)"))
@@ -110,7 +109,7 @@ class CountPicture:
     first paint, where the measured cost waits for a press. Axes fixed like the measured cost's."""
 
     def __init__(self, title, width=470, height=420):
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_axis_type="log",
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_axis_type="log",
                                           y_axis_type="log", x_range=Range1d(10, 30_000), y_range=Range1d(1e3, 1e12)),
                                    _("sequence length T"), _("multiply-adds per run (counted)"))
         self.figure.yaxis.formatter = CustomJSTickFormatter(code="""

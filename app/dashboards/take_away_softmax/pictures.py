@@ -10,11 +10,10 @@ import numpy as np
 from bokeh.core.properties import value
 from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, FixedTicker, HoverTool, Legend,
                           LegendItem, Range1d, Span)
-from bokeh.plotting import figure
 
 from app.components.curves import BLUE, VERMILLION
 from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, frame_filter, quantize, set_frame,
-                                  style_figure)
+                                  new_figure, style_figure)
 from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
 INK, LIGHT_INK = "#102a43", "white"
@@ -25,7 +24,7 @@ class CellsPicture:
     """A grid of numbered cells; `show_frames` sends a whole run, the player shows one frame of it."""
 
     def __init__(self, title, x_label, y_label, *, width, height):
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
                                           y_range=Range1d(1, 0)), x_label, y_label)
         self.cells = ColumnDataSource({name: [] for name in ("x", "y", "value", "fill", "alpha", "label", "ink")},
                                       syncable=False)
@@ -94,7 +93,7 @@ class CostPicture:
     def __init__(self, title, x_label, y_label, *, width=340, height=300):
         low = min(2 * LENGTHS[0] ** 2 * DIMS[0], 2 * LENGTHS[0] * DIMS[0] ** 2)
         high = max(2 * LENGTHS[-1] ** 2 * DIMS[-1], 2 * LENGTHS[-1] * DIMS[-1] ** 2)
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_axis_type="log",
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_axis_type="log",
                                           y_axis_type="log", x_range=Range1d(LENGTHS[0] / 1.3, LENGTHS[-1] * 1.3),
                                           y_range=Range1d(low / 2, high * 2)), x_label, y_label)
         self.figure.xaxis.ticker = FixedTicker(ticks=[8, 64, 512, 4096])

@@ -4,9 +4,8 @@ import html
 
 import numpy as np
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d
-from bokeh.plotting import figure
 
-from app.components.plots import PALETTE, TICK_SIZE, number_format, style_figure
+from app.components.plots import PALETTE, TICK_SIZE, number_format, new_figure, style_figure
 from app.components.text import inline_html
 from app.i18n import _, current_language
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
@@ -23,7 +22,7 @@ class RecallPicture:
         self.source = ColumnDataSource({"image": [np.zeros((1, 1))]})
         self.right = ColumnDataSource({"x": [], "y": []})
         self.chosen = ColumnDataSource({"x": [], "y": []})
-        self.figure = style_figure(figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
                                           y_range=Range1d(1, 0)), x_label, y_label)
         self.image = self.figure.image(image="image", x=0, y=0, dw=1, dh=1, source=self.source,
                                        color_mapper=self.mapper)

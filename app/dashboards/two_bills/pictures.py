@@ -5,10 +5,9 @@ import html
 import numpy as np
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
-from bokeh.plotting import figure
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.components.plots import LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, style_figure
+from app.components.plots import LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, new_figure, style_figure
 from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
 from app.i18n import _
 from app.variants import REGISTRY
@@ -140,7 +139,7 @@ class WorkPicture:
     row per frame, and the subtitle adds up the work so far."""
 
     def __init__(self, language, width=470, height=390):
-        self.figure = style_figure(figure(title=_("The work bill: multiply-adds per token"), width=width,
+        self.figure = style_figure(new_figure(title=_("The work bill: multiply-adds per token"), width=width,
                                           height=height, x_range=Range1d(0, 1), y_range=Range1d(1, 0)),
                                    _("multiply-adds to read this token (one layer)"), _("tokens read"))
         for axis in (self.figure.xaxis, self.figure.yaxis):
