@@ -17,9 +17,10 @@ read-out shows what the memory says about that key right after writing it.
 The engine does the stepping (`engine.stepping.run`); `run_sequence` returns its records with the
 decoded answers. Nothing here draws or translates (preset names are msgids): problems come back as codes for the app to word.
 """
+import functools
 import re
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -149,6 +150,15 @@ class Run:
     answers: list           # per token: (answer or None, similarity, expected or None)
     candidates: list        # the values the read-out is decoded against
     columns: dict | None = None     # perpendicular keys: name → key column (None: random keys)
+    # what pages derive from the run (texts per language, pictures' frames), kept with it: a shared run
+    # (`shared_run`) is then drawn once per process, not once per visitor
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def derived(self, key, make):
+        """make(), computed once per run and `key`."""
+        if key not in self.memo:
+            self.memo[key] = make()
+        return self.memo[key]
 
 
 def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, keys="random"):
@@ -180,6 +190,13 @@ def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, key
                               **make_gates(variant, (1, T, heads, D_K), alpha=alpha, beta=beta, keys=k))
     candidates = sorted({t.value for t in tokens if t.kind == "write"})
     return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates, columns)
+
+
+@functools.lru_cache(maxsize=64)
+def shared_run(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, keys="random"):
+    """`run_sequence` once per process for the same arguments (`tokens` a tuple): a class that moves a
+    knob to the same few places runs each of them once. Every caller gets the same `Run`: read it only."""
+    return run_sequence(variant, list(tokens), heads=heads, alpha=alpha, beta=beta, seed=seed, keys=keys)
 
 
 def _answers(tokens, records, candidates, heads, seed):

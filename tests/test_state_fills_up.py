@@ -150,3 +150,32 @@ def test_the_browser_rebuilds_the_change_from_the_state_and_the_transition(varia
             np.testing.assert_allclose(removed, frame.removed, atol=1e-6)
             np.testing.assert_allclose(removed + np.outer(u[t], w[t]), frame.change, atol=1e-6)
             before = frame.state
+
+
+def test_visitors_with_the_same_settings_share_one_run_and_its_texts():
+    tokens = tuple(mechanism.parse(mechanism.PRESETS["crowd"])[0])
+    first = mechanism.shared_run("deltanet", tokens, heads=2, beta=0.45, keys="perpendicular")
+    again = mechanism.shared_run("deltanet", tokens, heads=2, beta=0.45, keys="perpendicular")
+    other = mechanism.shared_run("deltanet", tokens, heads=2, beta=0.5, keys="perpendicular")
+    fresh = mechanism.run_sequence("deltanet", list(tokens), heads=2, beta=0.45, keys="perpendicular")
+    assert again is first and other is not first
+    for shared, own in zip(first.records, fresh.records):
+        np.testing.assert_array_equal(shared.state, own.state)
+    made = []
+    assert first.derived("texts", lambda: made.append(1) or ["a"]) == ["a"]
+    assert first.derived("texts", lambda: made.append(1) or ["b"]) == ["a"] and made == [1]
+    assert other.derived("texts", lambda: ["c"]) == ["c"]
+
+
+def test_packed_columns_come_back_to_within_a_65534th_of_their_largest_number():
+    from app.components.plots import packed
+    rng = np.random.default_rng(3)
+    columns = {"u": rng.normal(size=(7, 16)) * 3, "w": rng.uniform(-1e-3, 1e-3, size=(7, 16)), "a": np.zeros(0),
+               "diag": np.zeros(5)}
+    data = packed(columns)
+    assert data["packed"] == [["u", "w", "a", "diag"]]
+    for name, scale in zip(data["packed"][0], data["scales"][0]):
+        codes = data[name][0]
+        assert codes.dtype == np.int16
+        values = columns[name].ravel()
+        np.testing.assert_allclose(codes * scale, values, rtol=0, atol=np.abs(values).max(initial=0) / 65534 + 1e-300)

@@ -69,6 +69,19 @@ class Player(JSComponent):
       source.data = {...source.data, image: frames}
     }
 
+    // columns that came as int16 codes (plots.packed): back to numbers, once per run
+    function unpack(source) {
+      const data = source.data, names = data.packed ? data.packed[0] : null
+      if (!names || !names.length) { return }
+      const scales = data.scales[0], numbers = {}
+      names.forEach((name, i) => {
+        const codes = data[name][0], values = new Float64Array(codes.length)
+        for (let k = 0; k < codes.length; k++) { values[k] = codes[k] * scales[i] }
+        numbers[name] = [values]
+      })
+      source.data = {...data, ...numbers, packed: [[]]}
+    }
+
     // a state picture's matrix at frame s, as numbers: from its colour codes (index / 127 − 1 of its
     // range; 255, an empty cell, is 0) or from its two factors when it travels as u wᵀ
     function stateAt(state, s, rows, cols, limit) {
@@ -133,8 +146,9 @@ class Player(JSComponent):
         for (const m of models()) {
           if (m.properties && "data" in m.properties && "selected" in m.properties && !watched.has(m)) {
             watched.add(m)
-            m.properties.data.change.connect(() => undelta(m))
+            m.properties.data.change.connect(() => { undelta(m); unpack(m) })
             undelta(m)
+            unpack(m)
           }
         }
       }

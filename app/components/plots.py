@@ -76,6 +76,12 @@ def colour_bar(mapper):
                     major_label_text_font_size=TICK_SIZE, width=14)
 
 
+def new_figure(tools="", **options):
+    """A Bokeh figure with no tools but those asked for (pictures add their own hover or tap): Bokeh's
+    six default tools are a dozen models that every page would build, send and never show."""
+    return figure(tools=tools, toolbar_location=None, **options)
+
+
 def style_figure(fig, x_label, y_label):
     """Our look for a Bokeh figure: large labels for a projector, no toolbar, no grid, local number format."""
     fig.title.text_font_size = TITLE_SIZE
@@ -129,6 +135,22 @@ def rank_one(frames, tolerance=1e-6):
     w = frames[np.arange(T), i, :] / safe[:, None]                                    # its row / peak [T, cols]
     error = np.abs(u[:, :, None] * w[:, None, :] - frames).max()
     return (u, w) if error <= tolerance * max(np.abs(frames).max(), 1e-300) else None
+
+
+def packed(columns):
+    """Columns of float vectors as int16 codes, each on its own scale (max |x| / 32767), with the
+    names and scales the Player needs to turn them back into numbers (`unpack` in player.py): 2 bytes
+    a number instead of float32's 4, and deflate packs them twice as well; the error, 1/65534 of a
+    column's largest number, is far below the 8-bit state's colour step they are combined with."""
+    data, names, scales = {}, [], []
+    for name, values in columns.items():
+        values = np.asarray(values, dtype=np.float64).ravel()
+        scale = float(np.abs(values).max()) / 32767 if values.size else 0.0
+        scale = scale if scale > 0 else 1.0
+        data[name] = [np.rint(values / scale).astype(np.int16)]
+        names.append(name)
+        scales.append(scale)
+    return {**data, "packed": [names], "scales": [np.asarray(scales, dtype=np.float64)]}
 
 
 def frame_filter():
@@ -196,14 +218,20 @@ class HeatMap:
         limit = self.set_limit(nice_limit(limit))
         frames = np.asarray(frames, dtype=float).reshape(-1, *self._shape())                    # [T, r, c]
         t = min(t, len(frames) - 1)
-        factors = rank_one(frames) if not np.isnan(frames).any() else None
+        rows, cols = self._shape()
+        # two float32 vectors beat rows × cols 8-bit codes only when 4 (rows + cols) < rows × cols (a
+        # 16 × 16 matrix, not a single row)
+        smaller = 4 * (rows + cols) < rows * cols
+        factors = rank_one(frames) if smaller and not np.isnan(frames).any() else None
         if factors is not None:                  # one image, rebuilt by the Player from u[t] w[t]ᵀ
             u, w = factors
             self.mapper.update(low=-limit, high=limit, high_color=None)
             show_all(self.filter, 1)
             self._set_tags([OUTER_TAG, *self._shape()])
-            self.source.data = {"image": [np.outer(u[t], w[t]).astype(np.float32)], "u": [u.astype(np.float32).ravel()],
-                                "w": [w.astype(np.float32).ravel()]}
+            # the Player draws frame t from u, w as soon as it renders: the first image is zeros, which
+            # cost nothing once deflated, unless the page has no player
+            first = np.outer(u[t], w[t]) if self.exact_first_frame else np.zeros((rows, cols))
+            self.source.data = {"image": [first.astype(np.float32)], **packed({"u": u, "w": w})}
             return
         codes = quantize(frames, limit)                                                         # [T, r, c]
         # each frame as its change from the one before (mod 256): a state changes a little per token, so
@@ -215,7 +243,8 @@ class HeatMap:
         self._set_tags([DELTA_TAG])
         self.source.data = {"image": list(steps)}
 
-    exact_first_frame = False          # True: send frame t of an update as numbers (a page with no player)
+    exact_first_frame = False          # True: send frame t of a rank-one picture or an update as numbers
+                                       # (a page with no player)
 
     def show_update(self, state, frames, limit, t, transition, write=None, owner=None):
         """A state's update at every frame, made in the browser from the state picture's frames.
@@ -238,15 +267,16 @@ class HeatMap:
         data = {"image": [(frames[t] if self.exact_first_frame else np.zeros_like(frames[t])).astype(np.float32)]}
         if owner is None:
             diag, a, b = transition
-            flat = lambda x: np.zeros(0, np.float32) if x is None else np.asarray(x, np.float32).ravel()
+            flat = lambda x: np.zeros(0) if x is None else np.asarray(x, np.float64).ravel()
             diag = np.asarray(diag)
             scalar = bool(np.all(diag == diag[:, :1]))
             if scalar:                               # a scalar decay (or none): one number per frame
                 diag = diag[:, 0]
-            data.update(diag=[flat(diag)], a=[flat(a)], b=[flat(b)])
+            columns = {"diag": flat(diag), "a": flat(a), "b": flat(b)}
             if not isinstance(write, HeatMap):                          # else: the write picture's u, w
                 u, w = write if write is not None else (None, None)
-                data.update(u=[flat(u)], w=[flat(w)])
+                columns.update(u=flat(u), w=flat(w))
+            data.update(packed(columns))
         writer = write.source.id if isinstance(write, HeatMap) else ""
         self._set_tags([UPDATE_TAG, *self._shape(), state.source.id, state.scale.high,
                         "change" if owner is None else "removed", "" if owner is None else owner.source.id,
@@ -263,7 +293,7 @@ class MatrixPicture(HeatMap):
 
     def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label="value"):
         self.rows, self.cols = rows, cols
-        self.figure = style_figure(figure(title=title, width=width, height=height,
+        self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                           x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
         self._heat_map(self.figure, rows, cols, value_label)
 
@@ -291,7 +321,7 @@ class BarsPicture:
         self.size = size
         self.source = ColumnDataSource({"x": np.arange(size), "top": np.zeros(size)})
         self.filter = frame_filter()
-        self.figure = style_figure(figure(title=title, width=width, height=height,
+        self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                           x_range=Range1d(-0.6, size - 0.4), y_range=Range1d(*y_range)),
                                    x_label, y_label)
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, view=CDSView(filter=self.filter),
@@ -327,7 +357,7 @@ class RowsPicture(HeatMap):
 
     def __init__(self, title, x_label, row_labels, size, *, width=340, height=220, value_label="value"):
         self.rows, self.size = len(row_labels), size
-        self.figure = style_figure(figure(title=title, width=width, height=height,
+        self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                           x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
         self._heat_map(self.figure, self.rows, size, value_label)
         self.figure.yaxis.ticker = FixedTicker(ticks=[i + 0.5 for i in range(self.rows)])

@@ -1,12 +1,16 @@
 """The state page's "what changes now" and "what fades or is erased" are rebuilt in the browser from the
 state's 8-bit frames and the transition: at every step they agree with the engine's numbers to within
-the state's colour step, and stepping sends nothing to the server."""
+the state's colour step; the write, multiplied out from its two vectors, agrees to far less; and stepping
+sends nothing to the server."""
 import numpy as np
 import pytest
 
 from app.components.plots import nice_limit
 from app.dashboards.state_fills_up.model import StateStore, head_frame
 
+WRITE_JS = """() => {
+  const m = [...Bokeh.documents[0].all_models].find(x => (x.tags || [])[0] === "lineare-outer")
+  return Array.from(m.data.image[0]) }"""
 IMAGE_JS = """(part) => {
   const m = [...Bokeh.documents[0].all_models].find(x => (x.tags || [])[0] === "lineare-update" && x.tags[5] === part)
   return Array.from(m.data.image[0]) }"""
@@ -18,6 +22,7 @@ def test_the_change_drawn_is_the_engines(open_page, variant):
     store = StateStore(variant=variant, preset="overwrite", alpha=0.7, beta=0.6)
     records = store.result.records
     state_step = nice_limit(store.limits["state"]) / 127                    # one colour step of the state
+    write_size = max(np.abs(r.write[0, 0]).max() for r in records)
     page = open_page().open(f"/state?lang=en&{query}&t=0")
     page.locator(".bk-Figure").first.wait_for(timeout=60_000)
     page.wait_for_timeout(500)
@@ -31,3 +36,6 @@ def test_the_change_drawn_is_the_engines(open_page, variant):
         for part, exact in (("change", frame.change), ("removed", frame.removed)):
             drawn = np.array(page.evaluate(IMAGE_JS, part)).reshape(exact.shape)
             np.testing.assert_allclose(drawn, exact, atol=tolerance, err_msg=f"{part} at t={t}")
+        # the write travels as its two vectors in 16-bit codes (plots.packed): exact to ~1e-4 of its size
+        write = np.array(page.evaluate(WRITE_JS)).reshape(frame.write.shape)
+        np.testing.assert_allclose(write, frame.write, atol=1e-4 * write_size + 1e-7, err_msg=f"write at t={t}")

@@ -4,6 +4,7 @@
 `HeadPanel`s, and nothing of the data. When the run changes, every frame of it goes to the browser at
 once (pictures and per-frame texts), and the player animates it there without asking the server.
 """
+import functools
 import html
 
 import panel as pn
@@ -21,7 +22,7 @@ from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_
                                                  prediction_html, problem_messages, step_caption, token_strip,
                                                  trained_memory_line,
                                                  trained_strip)
-from app.i18n import _
+from app.i18n import _, current_language
 from app.urlstate import read_query
 from app.variants import REGISTRY, label
 from engine.ops.recurrent import STEPS
@@ -31,6 +32,11 @@ NOTEBOOK_URL = "./notebooks/parallel_equals_recurrent.ipynb"       # served by p
 
 def code_html(variant):
     """The engine's step function of `variant`, and where the forms are proved equal, folded away."""
+    return _code_html(variant, current_language())
+
+
+@functools.lru_cache(maxsize=64)
+def _code_html(variant, language):              # highlighting takes ~7 ms: once per process and language
     where, code = source_html(STEPS[variant])
     summary = html.escape(_("From the pictures to the code: {function}").format(function=f"step_{variant}"))
     about = html.escape(_("Every picture above comes from this function, run one token at a time ({where}). "
@@ -180,14 +186,15 @@ class StateView(DashboardView):
         store, result = self.store, self.store.result
         self.session.notify("input", problem_messages(store.problems) if store.source == "typed" else [])
         self._describe(result.variant)
-        self.strip_help.elementare = _(
+        plain = _(
             "Each box is one word. **name:number** stores a number (the information) under a name (its "
             "label), **name?** asks the question, **·** waits. The highlighted box is the current word; under "
             "each question, the summary's answer (✓ right, ✗ wrong).")
         if store.keys == "perpendicular":
-            self.strip_help.elementare += " " + _(
+            plain += " " + _(
                 "Each name gets a column of the summary to itself. There are 16 columns: the 17th name has "
                 "to share one, and the gauge turns red.")
+        self.strip_help.elementare = plain            # once: each change redraws the text
         keys = _("Keys here are perpendicular: the $i$-th name gets the basis vector $e_i$ of $\\mathbb{R}^{16}$, "
                  "so 16 names fit without interfering and the 17th has to reuse $e_1$.") \
             if store.keys == "perpendicular" else \
@@ -256,13 +263,20 @@ class StateView(DashboardView):
                                    run.limits[l], t)
         else:
             result = store.result
-            self.strip.show([""] * length, html=token_strip(result), t=t)
-            self.caption.show(["<p>%s</p>" % html.escape(step_caption(result, i)) for i in steps], t=t)
-            self.memory.show([memory_line(result, i) for i in steps], t=t)
+            # the run may be shared by other visitors (mechanism.shared_run): so are its texts and frames
+            texts = result.derived(("state page texts", current_language()), lambda: {
+                "strip": token_strip(result),
+                "captions": ["<p>%s</p>" % html.escape(step_caption(result, i)) for i in steps],
+                "memory": [memory_line(result, i) for i in steps],
+                "answers": [answer_html(result, i) for i in steps]})
+            self.strip.show([""] * length, html=texts["strip"], t=t)
+            self.caption.show(texts["captions"], t=t)
+            self.memory.show(texts["memory"], t=t)
             for h in range(store.heads):
-                self.heads[h].show_run([head_frame(result.variant, result.records, h, i) for i in steps],
-                                       store.limits, t)
-            self.heads[0].answer.show([answer_html(result, i) for i in steps], t=t)
+                frames = result.derived(("head frames", h), lambda: [head_frame(result.variant, result.records,
+                                                                                h, i) for i in steps])
+                self.heads[h].show_run(frames, store.limits, t)
+            self.heads[0].answer.show(texts["answers"], t=t)
         self.player.new_run(length)
 
 
