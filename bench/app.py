@@ -335,7 +335,7 @@ def print_report(report):
             s = r.get("knob_ms")
             numbers = f"{s['p50']:>7.0f}{s['p95']:>7.0f}{s['max']:>7.0f}" if s else f"{'—':>7}" * 3
             kb = np.median(r["received_bytes"]) / 1024 if r["received_bytes"] else 0.0
-            print(f"{name:<36}{numbers}{r['sent']:>6}{kb:>8.1f}{r['changed']:>5}/{r['reps']:<3}{r['pictures']:>6}"
+            print(f"{name:<36}{numbers}{r['sent'] / r['reps']:>6.0f}{kb:>8.1f}{r['changed']:>5}/{r['reps']:<3}{r['pictures']:>6}"
                   f"{'≤ %g' % r['target_ms']:>8}  {mark(checks['knob ' + name]['pass'])}")
 
 

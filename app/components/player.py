@@ -160,43 +160,75 @@ class Player(JSComponent):
         if (url.href !== window.location.href) { window.history.replaceState(window.history.state, "", url) }
       }
 
+      // a picture off the screen is brought to frame t when it scrolls into view (within a margin), not at
+      // every step: with 4 heads a step then redraws the few pictures one sees, not 28
+      const plotOf = new Map()                    // tagged model → the element of the figure showing it
+      const onScreen = new WeakSet(), stale = new Set()
+      const observer = new IntersectionObserver((entries) => {
+        for (const e of entries) { if (e.isIntersecting) { onScreen.add(e.target) } else { onScreen.delete(e.target) } }
+        if (stale.size && entries.some(e => e.isIntersecting)) { freshen() }
+      }, {rootMargin: "300px 0px"})
+      function mapPictures() {
+        const index = window.Bokeh && window.Bokeh.index
+        if (!index || !index.query) { return }
+        for (const view of index.query(v => v.renderer_views !== undefined && v.el)) {
+          if (plotOf.get(view.model) === view.el) { continue }
+          const figure = view.model, list = (x) => Array.isArray(x) ? x : []
+          const owned = [figure, figure.title, ...list(figure.above), ...list(figure.below)]
+          for (const r of list(figure.renderers)) { owned.push(r.data_source, r.view && r.view.filter) }
+          for (const m of owned) { if (m) { plotOf.set(m, view.el) } }
+          observer.observe(view.el)
+        }
+      }
+      const waits = (m) => { const el = plotOf.get(m); return el !== undefined && !onScreen.has(el) }
+      function freshen() {
+        const all = models()
+        for (const m of [...stale]) { if (!waits(m)) { stale.delete(m); draw(m, all) } }
+      }
+
       function show() {
+        if (plotOf.size === 0) { mapPictures() }
         const all = models()
         for (const m of all) {
-          const tags = m.tags || []
-          if (tags[0] === FRAME) {
-            const n = tags[1], start = tags[2] === "upto" ? 0 : t * n
-            const indices = []
-            for (let i = start; i < (t + 1) * n; i++) { indices.push(i) }
-            m.indices = indices
-          } else if (tags[0] === TEXT) {
-            m.text = tags[1][t] ?? ""
-          } else if (tags[0] === PREFIX) {          // a line up to frame t: a gap (NaN) after it
-            const all = m.data.y_all, y = new Float64Array(all.length)
-            for (let i = 0; i < all.length; i++) { y[i] = i <= t ? all[i] : NaN }
-            m.data = {...m.data, y}
-          } else if (tags[0] === UPDATE) {          // a state's change, from the state's frames
-            const [, rows, cols, stateId, limit, part, ownerId, writerId] = tags
-            const state = all.find(x => x.id === stateId)
-            const owner = part === "change" ? m : all.find(x => x.id === ownerId)
-            const writer = writerId ? all.find(x => x.id === writerId) : null
-            if (!state || !owner || (writerId && !writer)) { continue }
-            const values = updateAt(owner, state, writer, t, rows, cols, limit, part === "change")
-            m.data = {...m.data, image: [new m.data.image[0].constructor(values, [rows, cols])]}
-          } else if (tags[0] === OUTER) {           // a rank-one picture: u[t] w[t]ᵀ
-            const [, rows, cols] = tags, u = m.data.u[0], w = m.data.w[0], image = m.data.image[0]
-            const values = new Float64Array(rows * cols)
-            for (let i = 0; i < rows; i++) {
-              const a = u[t * rows + i]
-              for (let j = 0; j < cols; j++) { values[i * cols + j] = a * w[t * cols + j] }
-            }
-            m.data = {...m.data, image: [new image.constructor(values, [rows, cols])]}   // Bokeh's own NDArray
-          }
+          if ((m.tags || []).length === 0) { continue }
+          if (waits(m)) { stale.add(m) } else { stale.delete(m); draw(m, all) }
         }
         document.body.dataset.lineareFrame = String(t)
         document.dispatchEvent(new CustomEvent("lineare:frame", {detail: {t, length}}))
         where.textContent = words.step.replace("{t}", t + 1).replace("{n}", length)
         writeUrl()
+      }
+
+      function draw(m, all) {                   // one picture's part at frame t
+        const tags = m.tags || []
+        if (tags[0] === FRAME) {
+          const n = tags[1], start = tags[2] === "upto" ? 0 : t * n
+          const indices = []
+          for (let i = start; i < (t + 1) * n; i++) { indices.push(i) }
+          m.indices = indices
+        } else if (tags[0] === TEXT) {
+          m.text = tags[1][t] ?? ""
+        } else if (tags[0] === PREFIX) {          // a line up to frame t: a gap (NaN) after it
+          const all = m.data.y_all, y = new Float64Array(all.length)
+          for (let i = 0; i < all.length; i++) { y[i] = i <= t ? all[i] : NaN }
+          m.data = {...m.data, y}
+        } else if (tags[0] === UPDATE) {          // a state's change, from the state's frames
+          const [, rows, cols, stateId, limit, part, ownerId, writerId] = tags
+          const state = all.find(x => x.id === stateId)
+          const owner = part === "change" ? m : all.find(x => x.id === ownerId)
+          const writer = writerId ? all.find(x => x.id === writerId) : null
+          if (!state || !owner || (writerId && !writer)) { return }
+          const values = updateAt(owner, state, writer, t, rows, cols, limit, part === "change")
+          m.data = {...m.data, image: [new m.data.image[0].constructor(values, [rows, cols])]}
+        } else if (tags[0] === OUTER) {           // a rank-one picture: u[t] w[t]ᵀ
+          const [, rows, cols] = tags, u = m.data.u[0], w = m.data.w[0], image = m.data.image[0]
+          const values = new Float64Array(rows * cols)
+          for (let i = 0; i < rows; i++) {
+            const a = u[t * rows + i]
+            for (let j = 0; j < cols; j++) { values[i * cols + j] = a * w[t * cols + j] }
+          }
+          m.data = {...m.data, image: [new image.constructor(values, [rows, cols])]}   // Bokeh's own NDArray
+        }
       }
 
       function label() {
@@ -265,6 +297,7 @@ class Player(JSComponent):
       function newRun() {
         setTimeout(() => {                          // once every property of the message is in
           watchSources()                            // a new run can bring new pictures
+          mapPictures()
           hookLocation()
           length = model.length
           if (model.jump >= 0) { t = model.jump }
@@ -290,6 +323,7 @@ class Player(JSComponent):
 
       model.on("remove", () => {
         stop()
+        observer.disconnect()
         document.removeEventListener("keydown", onKey)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys
@@ -298,6 +332,7 @@ class Player(JSComponent):
       watchSources()
       hookLocation()
       show()
+      setTimeout(() => { mapPictures(); show() }, 0)   // the figures' views exist once the page has rendered
     }
     """
 
