@@ -51,8 +51,14 @@ def main(argv=None):
                 page.goto(f"{url}{path}?lang={lang}{query}", timeout=120_000)
                 page.wait_for_selector("nav", state="attached", timeout=120_000)
                 page.wait_for_timeout(2500)                 # let Bokeh finish drawing
+                if args.full_page:
+                    # the Player paints a figure only near the screen: make the whole page the screen
+                    height = page.evaluate("document.documentElement.scrollHeight")
+                    page.set_viewport_size({"width": args.width, "height": height})
+                    page.wait_for_timeout(1000)
                 target = OUT / f"{stem}-{lang}.png"
                 page.screenshot(path=str(target), full_page=args.full_page)
+                page.set_viewport_size({"width": args.width, "height": args.height})
                 print(target.relative_to(ROOT))
             context.close()
 

@@ -162,10 +162,22 @@ class Player(JSComponent):
 
       // a picture off the screen is brought to frame t when it scrolls into view (within a margin), not at
       // every step: with 4 heads a step then redraws the few pictures one sees, not 28
+      // Bokeh's painting of such a figure is paused as well (PlotView.pause), so a new run repaints only
+      // the figures near the screen; the others repaint when they come into view
       const plotOf = new Map()                    // tagged model → the element of the figure showing it
+      const viewOf = new WeakMap(), paused = new WeakSet()
       const onScreen = new WeakSet(), stale = new Set()
       const observer = new IntersectionObserver((entries) => {
-        for (const e of entries) { if (e.isIntersecting) { onScreen.add(e.target) } else { onScreen.delete(e.target) } }
+        for (const e of entries) {
+          const view = viewOf.get(e.target)
+          if (e.isIntersecting) {
+            onScreen.add(e.target)
+            if (view && paused.has(view)) { paused.delete(view); view.unpause() }
+          } else {
+            onScreen.delete(e.target)
+            if (view && !paused.has(view) && view.pause) { paused.add(view); view.pause() }
+          }
+        }
         if (stale.size && entries.some(e => e.isIntersecting)) { freshen() }
       }, {rootMargin: "300px 0px"})
       function mapPictures() {
@@ -177,6 +189,7 @@ class Player(JSComponent):
           const owned = [figure, figure.title, ...list(figure.above), ...list(figure.below)]
           for (const r of list(figure.renderers)) { owned.push(r.data_source, r.view && r.view.filter) }
           for (const m of owned) { if (m) { plotOf.set(m, view.el) } }
+          viewOf.set(view.el, view)
           observer.observe(view.el)
         }
       }
@@ -324,6 +337,7 @@ class Player(JSComponent):
       model.on("remove", () => {
         stop()
         observer.disconnect()
+        for (const el of plotOf.values()) { const view = viewOf.get(el); if (view && paused.has(view)) { paused.delete(view); view.unpause() } }
         document.removeEventListener("keydown", onKey)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys
