@@ -28,7 +28,7 @@ Modes:
          Prints the others' knob → frames before and while it is built.
   churn  opens and closes --sessions sessions, two at a time; the servers' RSS after the first 20 and
          after all of them, each once the idle sessions have been closed (Bokeh discards a session
-         60 s after its websocket closed).
+         60 s after its websocket closed; the server gives the memory back within 20 s after that).
 
 Targets (on this machine: 2 cores, hosted mode with 2 servers): crowd of 50: 0 errors, 0 dropped,
 page open p95 ≤ 3 s, knob → new frames p95 ≤ 500 ms; heavy: knob → frames p95 ≤ 500 ms while the
@@ -117,6 +117,9 @@ class Viewer:
         self.socket = await websocket_connect(
             HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S),
             subprotocols=["bokeh", token], compression_options={}, max_message_size=256 * 2 ** 20)
+        # browsers send small messages at once (Chromium sets TCP_NODELAY on its sockets); with Nagle's
+        # algorithm a knob's second message waited for the server's delayed ACK, ~40 ms per move
+        self.socket.protocol.stream.set_nodelay(True)
         self.receiver, self.inbox = Receiver(Protocol()), asyncio.Queue()
         self.reader = asyncio.ensure_future(self._read())
         await self._next(lambda m: m.msgtype == "ACK")
@@ -585,7 +588,8 @@ def parse_args(argv):
                         metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6)")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
     parser.add_argument("--settle", type=float, default=None,
-                        help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 checks)")
+                        help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 "
+                             "checks + the interval of app/memory.py's trims)")
     parser.add_argument("--before", type=float, default=15.0, help="heavy: seconds of knob moves before the heavy page")
     parser.add_argument("--after", type=float, default=3.0, help="heavy: seconds of knob moves after it opened")
     parser.add_argument("--workers", type=int, default=2, help="servers of the hosted mode it starts")
@@ -599,8 +603,9 @@ def parse_args(argv):
     args.viewers = args.viewers if args.viewers is not None else {"crowd": 50, "heavy": 20, "churn": 0}[args.mode]
     args.ramp = args.ramp if args.ramp is not None else {"crowd": 60.0, "heavy": 20.0, "churn": 0.0}[args.mode]
     if args.settle is None:
+        from app.memory import TRIM_INTERVAL_S
         from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
-        args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000
+        args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000 + TRIM_INTERVAL_S
     if args.mode != "crowd":
         args.browsers = 0
     return args

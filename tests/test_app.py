@@ -204,6 +204,35 @@ def test_pictures_send_only_changed_numbers():
     np.testing.assert_array_equal(pictures[2].source.data["image"][0], data[1:])
 
 
+def test_a_run_travels_as_one_array_per_column():
+    """Bokeh sends every array of a column as a message of its own: a run of T frames is one array."""
+    from app.components.plots import MatrixPicture, nice_limit, quantize
+
+    rng = np.random.default_rng(0)
+    frames = rng.normal(size=(7, 3, 4)).cumsum(axis=0)                   # [T, r, c], not of rank one
+    picture = MatrixPicture("", "", "", 3, 4)
+    picture.show_frames(frames, np.abs(frames).max(), t=2)
+    assert all(len(column) == 1 for column in picture.source.data.values())
+    np.testing.assert_array_equal(picture.run_codes(), quantize(frames, nice_limit(np.abs(frames).max())))
+
+
+def test_heat_maps_name_their_numbers_in_the_page_language():
+    from bokeh.models import HoverTool
+
+    from app.components.plots import MatrixPicture, RowsPicture
+
+    def hover_labels(picture):
+        return [label for tool in picture.figure.tools if isinstance(tool, HoverTool) for label, _f in tool.tooltips]
+
+    with language("it"):
+        italian = [MatrixPicture("", "", "", 3, 4), RowsPicture("", "", ["a"], 4), MatrixPicture("", "", "", 2, 2,
+                                                                                                  value_label="o")]
+    with language("en"):
+        english = MatrixPicture("", "", "", 3, 4)
+    assert [hover_labels(p) for p in italian] == [["valore"], ["valore"], ["o"]]
+    assert hover_labels(english) == ["value"]
+
+
 def test_one_sided_bounds_are_enforced_too():
     import param
 

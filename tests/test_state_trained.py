@@ -92,14 +92,13 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     limit = np.percentile(states, TRAINED_QUANTILE)
     assert picture.scale.high == pytest.approx(nice_limit(limit))       # rounded up to a round number
     assert limit <= picture.scale.high <= 1.25 * limit < states.max()    # a few outliers saturate
-    steps = np.stack(picture.source.data["image"]).astype(np.int64)    # the run: each frame's change …
-    frames = np.cumsum(steps, axis=0) % 256                             # … added up, as the browser does
+    frames = picture.run_codes()                         # the run: each frame's change, added up as the browser does
     assert len(frames) == 64
     np.testing.assert_array_equal(frames[20], quantize(store.trained.layers[1][20].state[0, 0], picture.scale.high))
     assert {"state", "change", "spectrum", "removed", "write", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
     store.layer = "both"
     assert [l for l, _panel in view.shown_panels] == [0, 1]
-    frames = np.cumsum(np.stack(picture.source.data["image"]).astype(np.int64), axis=0) % 256
+    frames = picture.run_codes()
     np.testing.assert_array_equal(frames[21], quantize(store.trained.layers[1][21].state[0, 0], picture.scale.high))
 
 

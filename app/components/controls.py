@@ -5,6 +5,8 @@ import panel as pn
 
 from app.i18n import _
 
+KNOB_DEBOUNCE_MS = 10
+
 
 def sidebar_label(text):
     """A bold heading above a group of sidebar controls (text is escaped)."""
@@ -20,4 +22,8 @@ def mechanism_knobs(store):
                                              step=0.05, sizing_mode="stretch_width")
     seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
                                           sizing_mode="stretch_width")
+    for slider in (alpha, beta):
+        # Panel holds a slider's change for 50 ms in case more follow; a key press sends one, and the
+        # new run is what a visitor waits for (a drag still gathers the moves that come while one computes)
+        slider._debounce = KNOB_DEBOUNCE_MS
     return alpha, beta, seed

@@ -53,20 +53,20 @@ class Player(JSComponent):
     const FRAME = "lineare-frame", TEXT = "lineare-text", OUTER = "lineare-outer", DELTA = "lineare-delta",
           PREFIX = "lineare-prefix", UPDATE = "lineare-update"
 
-    // a run whose frames came as changes from the frame before (mod 256): add them up, once per run
-    const decoded = new WeakSet()
+    // a run whose frames came as changes from the frame before (mod 256), all in one flat array
+    // (plots.HeatMap.show_frames): add them up into frames, once per run
     function undelta(source) {
-      const tags = source.tags || [], images = source.data.image
-      if (tags[0] !== DELTA || !images || decoded.has(images)) { return }
-      const frames = [images[0]]
-      for (let t = 1; t < images.length; t++) {
-        const sum = new images[t].constructor(images[t].length, images[t].shape)      // Bokeh's NDArray
-        const before = frames[t - 1], step = images[t]
-        for (let i = 0; i < sum.length; i++) { sum[i] = (before[i] + step[i]) & 255 }
-        frames.push(sum)
+      const tags = source.tags || [], data = source.data
+      if (tags[0] !== DELTA || !data.steps || !data.steps.length) { return }
+      const steps = data.steps[0], first = data.image[0], size = first.length, frames = []
+      for (let t = 0, before = null; t * size < steps.length; t++) {
+        const frame = new first.constructor(size, first.shape)                       // Bokeh's NDArray
+        for (let i = 0; i < size; i++) { frame[i] = ((before ? before[i] : 0) + steps[t * size + i]) & 255 }
+        frames.push(frame)
+        before = frame
       }
-      decoded.add(frames)
-      source.data = {...source.data, image: frames}
+      const {steps: _sent, ...rest} = data
+      source.data = {...rest, image: frames}
     }
 
     // columns that came as int16 codes (plots.packed): back to numbers, once per run
@@ -421,5 +421,10 @@ class FrameText(JSComponent):
     """
 
     def show(self, frames, html="", t=0):
-        """A new run's text: `frames` (one per frame) and, optionally, the part drawn once."""
-        self.param.update(html=html, frames=list(frames), value=t)
+        """A new run's text: `frames` (one per frame) and, optionally, the part drawn once. Only what
+        changed is sent (a knob often changes the numbers but not the captions; each update costs Panel
+        a few ms per visitor)."""
+        new = {"html": html, "frames": list(frames), "value": t}
+        changed = {name: value for name, value in new.items() if getattr(self, name) != value}
+        if changed:
+            self.param.update(changed)

@@ -24,6 +24,8 @@ from bokeh.models import (BasicTicker, CDSView, ColorBar, ColumnDataSource, Cust
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
+from app.i18n import _
+
 TITLE_SIZE = "14pt"         # a title must fit over a 280-px picture, in Italian too
 LABEL_SIZE = "13pt"
 TICK_SIZE = "11pt"
@@ -194,7 +196,8 @@ class HeatMap:
             if (mapper.high_color == null) { return value.toFixed(3) }       // numbers
             if (value >= 255) { return "—" }                                  // an empty cell
             return ((value / 127 - 1) * scale.high).toFixed(3)""")            # a colour index
-        fig.add_tools(HoverTool(tooltips=[(value_label, "@image{custom}")], formatters={"@image": decode}))
+        tooltips = [(value_label or _("value"), "@image{custom}")]        # the label in the page's language
+        fig.add_tools(HoverTool(tooltips=tooltips, formatters={"@image": decode}))
 
     def set_limit(self, limit):
         """Fix the colour range to [−limit, limit] (call once per run, not per frame)."""
@@ -241,7 +244,17 @@ class HeatMap:
         self.mapper.update(low=0, high=LEVELS - 1, high_color=EMPTY)
         set_frame(self.filter, 1, t)
         self._set_tags([DELTA_TAG])
-        self.source.data = {"image": list(steps)}
+        # all the changes as one flat array: Bokeh sends each array of a column as a message of its own
+        # (a header and a payload, each deflated), which cost more than the numbers; the Player splits
+        # them into frames. The image column holds the first frame until then.
+        self.source.data = {"image": [steps[0]], "steps": [steps.ravel()]}                      # [r, c], [T·r·c]
+
+    def run_codes(self):
+        """The colour codes of every frame of the run last sent by `show_frames`, [T, rows, cols], added
+        up from their changes as the browser does."""
+        data = self.source.data
+        steps = np.asarray(data["steps"][0], dtype=np.int64).reshape(-1, *np.shape(data["image"][0]))
+        return (np.cumsum(steps, axis=0) % 256).astype(np.uint8)                    # uint8 wraps
 
     exact_first_frame = False          # True: send frame t of a rank-one picture or an update as numbers
                                        # (a page with no player)
@@ -291,7 +304,7 @@ class HeatMap:
 class MatrixPicture(HeatMap):
     """A matrix as a heat map (row 0 at the top, like the matrix on paper), with a colour bar."""
 
-    def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label="value"):
+    def __init__(self, title, x_label, y_label, rows, cols, *, width=340, height=320, value_label=None):
         self.rows, self.cols = rows, cols
         self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                           x_range=Range1d(0, cols), y_range=Range1d(rows, 0)), x_label, y_label)
@@ -355,7 +368,7 @@ class BarsPicture:
 class RowsPicture(HeatMap):
     """A few named vectors of the same length, one per row, on a shared diverging colour scale."""
 
-    def __init__(self, title, x_label, row_labels, size, *, width=340, height=220, value_label="value"):
+    def __init__(self, title, x_label, row_labels, size, *, width=340, height=220, value_label=None):
         self.rows, self.size = len(row_labels), size
         self.figure = style_figure(new_figure(title=title, width=width, height=height,
                                           x_range=Range1d(0, size), y_range=Range1d(self.rows, 0)), x_label, "")
