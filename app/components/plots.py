@@ -253,8 +253,8 @@ class HeatMap:
         """The colour codes of every frame of the run last sent by `show_frames`, [T, rows, cols], added
         up from their changes as the browser does."""
         data = self.source.data
-        steps = np.asarray(data["steps"][0], dtype=np.int64).reshape(-1, *np.shape(data["image"][0]))
-        return (np.cumsum(steps, axis=0) % 256).astype(np.uint8)                    # uint8 wraps
+        steps = np.asarray(data["steps"][0], dtype=np.uint8).reshape(-1, *np.shape(data["image"][0]))
+        return np.cumsum(steps, axis=0, dtype=np.uint8)                   # wraps mod 256, as the browser's & 255
 
     exact_first_frame = False          # True: send frame t of a rank-one picture or an update as numbers
                                        # (a page with no player)

@@ -91,10 +91,10 @@ class TransitionView(DashboardView):
             button.on_click(lambda _event, variant=variant: self.store.jump(variant))
 
         self.transition = MatrixPicture(_("Transition"), _("to key dimension"), _("from key dimension"),
-                                        D_K, D_K, width=280, height=260, value_label=_("value"))
+                                        D_K, D_K, width=280, height=260)
         self.transition.set_limit(1.0)
         self.state = MatrixPicture(_("Memory S at the end"), _("key dimension"), _("value dimension"),
-                                   D_V, D_K, width=280, height=260, value_label=_("value"))
+                                   D_V, D_K, width=280, height=260)
         self.recall = RecallPicture(_("What each answer matches"), _("stored number"), _("question"), width=370,
                                     height=250)
         self.answers = pn.pane.HTML(stylesheets=[ANSWERS_CSS], margin=(0, 10))
@@ -173,8 +173,7 @@ class TransitionView(DashboardView):
         name = TransitionStore.MODELS[slot]
         select = pn.widgets.Select.from_param(self.store.param[name], name=_("Model {n}").format(n=slot + 1),
                                               options={label(v): v for v in REGISTRY}, width=340)
-        picture = MatrixPicture("", _("key dimension"), _("value dimension"), D_V, D_K, width=360,
-                                height=330, value_label=_("value"))
+        picture = MatrixPicture("", _("key dimension"), _("value dimension"), D_V, D_K, width=360, height=330)
         score = pn.pane.HTML(stylesheets=[ANSWERS_CSS], margin=(0, 10), width=360)
         card = pn.Column(select, pn.pane.Bokeh(picture.figure), score, width=380, **CARD)
         return {"picture": picture, "score": score, "card": card, "drawn": None}
