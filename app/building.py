@@ -7,6 +7,10 @@ pings, even a bare GET. `install()` moves that build to one builder thread: Pane
 there and awaits it, and Bokeh's own build call that follows finds the Document built. The loop is
 free meanwhile (PyTorch and NumPy release the GIL; Python hands it over every few milliseconds).
 
+The browser then pulls the whole Document (Bokeh's PULL-DOC): its JSON is written on a thread of its
+own too (`WRITER`), while the session's document lock is held, so that nothing changes the Document
+meanwhile; the heaviest page took about a second to write, on the loop.
+
 The new Document belongs to no connection yet, so nothing else touches it while it is built; after
 the build Panel is told that the loop's thread owns it (its callbacks then run as usual). Panel finds
 the current document in a context variable (copied into the thread); Bokeh keeps a stack of
@@ -22,11 +26,14 @@ end, if any. The state page was built 35 walks deep: 1.4 s → 0.8 s (measured i
 import asyncio
 import contextlib
 import contextvars
+import sys
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
+WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
+SWITCH_INTERVAL_S = 0.001
 
 
 class PerThread:
@@ -134,5 +141,22 @@ def install():
         initialize(self, doc)                       # --warm, and anything not made by a session
 
     bokeh.io.doc._PATCHED_CURDOCS = PerThread()       # at start-up: nothing is patched yet
+    # The loop gives up the GIL at every socket call and waits up to one switch interval (5 ms) to get
+    # it back from a building thread: a knob makes dozens of such calls. 1 ms keeps those waits short.
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     on_session_created.lineare = True
     Application.on_session_created, Application.initialize_document = on_session_created, initialize_document
+    write_pulls_off_loop()
+
+
+def write_pulls_off_loop():
+    """Bokeh's answer to a browser's PULL-DOC (the whole Document as JSON), made on WRITER. Bokeh's own
+    lock decorator (private) holds the session's document lock until the answer is made, as it does
+    for its own `_handle_pull`: the session's callbacks wait, every other session goes on."""
+    from bokeh.server.session import ServerSession, _needs_document_lock
+
+    async def _handle_pull(self, message, connection):
+        return await asyncio.get_running_loop().run_in_executor(
+            WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
+
+    ServerSession._handle_pull = _needs_document_lock(_handle_pull)

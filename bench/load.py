@@ -16,13 +16,14 @@ the real Chromium pages (--browsers) check that — they step and play and count
 time the knob → new picture and the lateness of played frames as a person sees them.
 
 Modes:
-  crowd  --viewers open /state?variant=deltanet&preset=crowd over --ramp seconds and stay (a class
-         opening the teacher's link); once all are in, each moves the β slider --knobs times (--think
-         seconds apart) while --browsers real pages open, move it, step and play. Prints page open
-         (GET sent → document received), knob → new frames (PATCH-DOC sent → the message with the
-         player's new run received, its pictures with or before it), errors, dropped sessions
-         (websockets the server closed), pages refused as full, the servers' CPU (per page opened,
-         per knob move) and RSS, and the browser numbers.
+  crowd  --browsers real Chromium pages open /state?variant=deltanet&preset=crowd (the teacher's),
+         then --viewers open it over --ramp seconds and stay (a class opening the teacher's link);
+         once all are in, each viewer moves the β slider --knobs times (--think seconds apart) while
+         the browser pages move it, step and play. Prints page open (GET sent → document received),
+         knob → new frames (PATCH-DOC sent → the message with the player's new run received, its
+         pictures with or before it), errors, dropped sessions (websockets the server closed), pages
+         refused as full, the servers' CPU (per page opened, per knob move) and RSS, and the browser
+         numbers.
   heavy  --viewers open the state page (over --ramp seconds) and keep moving their knob (--think);
          after --before seconds one more visitor opens /memory-fails?dk=64&pairs=256&rewrites=32.
          Prints the others' knob → frames before and while it is built.
@@ -288,23 +289,28 @@ FRAMES_JS = """() => {
 }"""
 
 
-def browser_visits(base, count, results, ready):
-    """`count` Chromium pages on the state page, one after another in one thread (Playwright's sync API):
-    open, move the β slider (→ picture, bench.app's watcher), step with → and play for 5 s; records
-    open seconds, knob ms, messages sent while stepping and playing, played frames' lateness, errors."""
+def browser_visits(base, count, results, opened, begin, ready):
+    """`count` Chromium pages on the state page, in one thread (Playwright's sync API). They open first,
+    as the teacher's projector would (`opened` is set once they are in); once `begin` is set, each in
+    turn moves the β slider (→ picture, bench.app's watcher), steps with → and plays for 5 s. Records
+    open seconds, knob ms, messages sent while stepping and playing, played frames' lateness, errors.
+    A class's browsers run on the pupils' machines, these on the servers' 2 cores: opened among the
+    class (a page costs Chromium ~5 s of CPU here), they measured this machine's Chromium more than
+    the servers. A latecomer's page while the others move their knobs is the heavy mode's case."""
     from app.devtools import browser
-    from bench.app import WATCH_JS
 
     try:
         with browser() as chromium:
+            pages = []
             for _ in range(count):
                 context = chromium.new_context(viewport={"width": 1366, "height": 768}, locale="en-US")
                 page, sent, problems = context.new_page(), [], []
-                page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
-                page.on("pageerror", lambda error: problems.append(str(error)[:200]))
-                page.on("console", lambda m: problems.append(m.text[:200]) if m.type == "error" else None)
+                page.on("websocket", lambda ws, sent=sent: ws.on("framesent", lambda payload: sent.append(payload)))
+                page.on("pageerror", lambda error, problems=problems: problems.append(str(error)[:200]))
+                page.on("console", lambda m, problems=problems: problems.append(m.text[:200]) if m.type == "error" else None)
                 record = {"errors": problems}
                 results.append(record)
+                pages.append((context, page, sent, record))
                 try:
                     started = time.perf_counter()
                     page.goto(base + STATE_PAGE, timeout=TIMEOUT_S * 1000)
@@ -312,38 +318,52 @@ def browser_visits(base, count, results, ready):
                     page.wait_for_function("() => document.body.dataset.lineareKeys === 'ready'",
                                            timeout=TIMEOUT_S * 1000)
                     record["open_s"] = time.perf_counter() - started
-                    page.wait_for_timeout(1000)
-                    page.evaluate(WATCH_JS)
-                    page.evaluate(FRAMES_JS)
-                    figure = page.locator(".bk-Figure").first
-                    page.evaluate("figure => window.__bench.arm(figure)", figure.element_handle())
-                    page.get_by_role("slider").first.press("ArrowLeft")
-                    page.wait_for_function("() => window.__bench.t1 !== null || window.__bench.failed",
-                                           timeout=TIMEOUT_S * 1000)
-                    knob = page.evaluate("() => window.__bench.failed ? null : window.__bench.t1 - window.__bench.t0")
-                    record["knob_ms"] = knob
-                    if knob is None:
-                        problems.append("the knob changed no picture")
-                    page.wait_for_timeout(500)
-                    page.locator("body").click(position={"x": 5, "y": 700})      # focus off the slider
-                    before = len(sent)
-                    for _step in range(3):
-                        page.keyboard.press("ArrowRight")
-                        page.wait_for_timeout(200)
-                    page.evaluate("() => { window.__frames = [] }")
-                    page.keyboard.press("Space")                                  # play
-                    page.wait_for_timeout(5000)
-                    page.keyboard.press("Space")
-                    record["sent_stepping_playing"] = len(sent) - before
-                    record["frames"] = page.evaluate("() => window.__frames")
                 except Exception as error:
                     problems.append(f"{type(error).__name__}: {str(error)[:200]}")
+            opened.set()
+            begin.wait()
+            for context, page, sent, record in pages:
+                try:
+                    if "open_s" in record:
+                        use_page(page, sent, record)
+                except Exception as error:
+                    record["errors"].append(f"{type(error).__name__}: {str(error)[:200]}")
                 finally:
                     context.close()
     except RuntimeError as error:                    # no Chromium here
         results.append({"errors": [f"no browser: {error}"]})
     finally:
+        opened.set()
         ready.set()
+
+
+def use_page(page, sent, record):
+    """Move the β slider and time it, step three times, play for 5 s (see browser_visits)."""
+    from bench.app import WATCH_JS
+
+    page.evaluate(WATCH_JS)
+    page.evaluate(FRAMES_JS)
+    figure = page.locator(".bk-Figure").first
+    page.evaluate("figure => window.__bench.arm(figure)", figure.element_handle())
+    page.get_by_role("slider").first.press("ArrowLeft")
+    page.wait_for_function("() => window.__bench.t1 !== null || window.__bench.failed",
+                           timeout=TIMEOUT_S * 1000)
+    knob = page.evaluate("() => window.__bench.failed ? null : window.__bench.t1 - window.__bench.t0")
+    record["knob_ms"] = knob
+    if knob is None:
+        record["errors"].append("the knob changed no picture")
+    page.wait_for_timeout(500)
+    page.locator("body").click(position={"x": 5, "y": 700})      # focus off the slider
+    before = len(sent)
+    for _step in range(3):
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(200)
+    page.evaluate("() => { window.__frames = [] }")
+    page.keyboard.press("Space")                                  # play
+    page.wait_for_timeout(5000)
+    page.keyboard.press("Space")
+    record["sent_stepping_playing"] = len(sent) - before
+    record["frames"] = page.evaluate("() => window.__frames")
 
 
 def lateness(frames, speed=2.0):
@@ -384,11 +404,20 @@ def viewers_summary(viewers):
 
 
 async def crowd(base, args, meter, log):
-    """The viewers arrive over the ramp; once all are in (a class that has opened the page), each moves
-    the knob, and the browser pages open, move the knob, step and play."""
+    """The browser pages open, then the viewers arrive over the ramp; once all are in (a class that has
+    opened the page), each moves the knob, and the browser pages move it, step and play."""
     begin, hold = asyncio.Event(), asyncio.Event()
     viewers = [Viewer(base) for _ in range(args.viewers)]
     think = lambda: random.uniform(*args.think)
+    pages, browsers_in, browsers_begin, ready = [], threading.Event(), threading.Event(), threading.Event()
+    if args.browsers:
+        threading.Thread(target=browser_visits, args=(base, args.browsers, pages, browsers_in, browsers_begin, ready),
+                         daemon=True).start()
+        while not browsers_in.is_set():
+            await asyncio.sleep(0.2)
+    else:
+        browsers_in.set()
+        ready.set()
     tasks = []
     for viewer in viewers:
         tasks.append(asyncio.ensure_future(visit(viewer, args.knobs, think, hold, begin)))
@@ -397,13 +426,10 @@ async def crowd(base, args, meter, log):
         await asyncio.sleep(0.2)
     arrived = meter.cpu_seconds()
     opened = sum(v.opened is not None for v in viewers)
-    log(f"{opened} of {len(viewers)} viewers in; moving knobs" + (f", {args.browsers} browser pages" if args.browsers else ""))
+    log(f"{opened} of {len(viewers)} viewers in" + (f" and {args.browsers} browser pages" if args.browsers else "")
+        + "; moving knobs")
     begin.set()
-    pages, ready = [], threading.Event()
-    if args.browsers:
-        threading.Thread(target=browser_visits, args=(base, args.browsers, pages, ready), daemon=True).start()
-    else:
-        ready.set()
+    browsers_begin.set()
     while not all(v.done for v in viewers) or not ready.is_set():
         await asyncio.sleep(0.5)
     used = meter.cpu_seconds()
@@ -412,12 +438,14 @@ async def crowd(base, args, meter, log):
     hold.set()
     await asyncio.gather(*tasks)
     moves = sum(len(v.knob_ms) for v in viewers)
-    per_open = (arrived - meter.cpu0) / opened if opened else None
-    per_knob = (used - arrived - len(pages) * (per_open or 0)) / moves if moves else None
+    browser_opens = sum("open_s" in r for r in pages)
+    browser_moves = sum(r.get("knob_ms") is not None for r in pages)
+    per_open = (arrived - meter.cpu0) / (opened + browser_opens) if opened else None
+    per_knob = (used - arrived) / (moves + browser_moves) if moves else None
     return {"mode": "crowd", "path": STATE_PAGE, "ramp_s": args.ramp, "knobs_per_viewer": args.knobs,
             "think_s": list(args.think), "concurrent_at_end": open_now, **viewers_summary(viewers),
             "cpu_per_open_s": per_open, "cpu_per_knob_s": per_knob,
-            # the first moves come together (the class is told to move the knob), the later ones spread
+            # the first moves come within one think time of each other (the class is told to move the knob)
             "knob_first_ms": summary([v.knob_ms[0] for v in viewers if v.knob_ms]),
             "knob_later_ms": summary([ms for v in viewers for ms in v.knob_ms[1:]]),
             "browsers": browser_summary(pages) if args.browsers else None}
@@ -544,7 +572,8 @@ def print_report(report):
         print(f"  page open         {fmt(r['page_open_s'], unit=' s')}")
         print(f"  knob → frames     {fmt(r['knob_ms'], unit=' ms')}")
         if r["mode"] == "crowd":
-            print(f"    first moves     {fmt(r['knob_first_ms'], unit=' ms')}  (everyone at once)")
+            print(f"    first moves     {fmt(r['knob_first_ms'], unit=' ms')}  (the whole class within "
+                  f"{r['think_s'][1]:g} s)")
             print(f"    later moves     {fmt(r['knob_later_ms'], unit=' ms')}")
         print(f"  errors            {len(r['errors'])}" + (f": {r['errors'][:3]}" if r["errors"] else ""))
         print(f"  dropped sessions  {r['dropped']}    refused (demo full / too many): {r['refused']}")

@@ -85,3 +85,58 @@ def test_nested_bodies_walk_once_at_the_outer_end(monkeypatch):
             doc.add_root(Div(text="x"))
         assert counted == []
     assert len(counted) == 1
+
+
+def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(monkeypatch):
+    import asyncio
+
+    from bokeh.protocol import Protocol
+    from bokeh.server.session import ServerSession
+
+    from app.building import write_pulls_off_loop
+
+    monkeypatch.setattr(ServerSession, "_handle_pull", ServerSession._handle_pull)      # put back afterwards
+    write_pulls_off_loop()
+
+    class Held:                           # a lock as Bokeh uses one (`with await lock.acquire():`) that says if held
+        held = False
+
+        async def acquire(self):
+            self.held = True
+            return self
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *_exc):
+            self.held = False
+
+    class Session:                        # what Bokeh's lock decorator and _handle_pull use of a session
+        destroyed, _pending_writes, _lock = False, None, Held()
+        block_expiration = unblock_expiration = lambda self: None
+
+    session, doc, seen = Session(), Document(), {}
+    doc.add_root(Div(text="<b>a page</b>"))
+    session.document = doc
+    to_json = doc.to_json
+
+    def written(*args, **kwargs):
+        seen.update(thread=threading.current_thread().name, locked=session._lock.held)
+        return to_json(*args, **kwargs)
+
+    monkeypatch.setattr(doc, "to_json", written)
+    protocol = Protocol()
+    asking = protocol.create("PULL-DOC-REQ")
+    connection = type("Connection", (), {"protocol": protocol})()
+
+    async def pull():
+        loop_thread = threading.current_thread().name
+        reply = await ServerSession._handle_pull(session, asking, connection)
+        return loop_thread, reply
+
+    loop_thread, reply = asyncio.run(pull())
+    assert seen == {"thread": seen["thread"], "locked": True}
+    assert seen["thread"].startswith("lineare-write") and seen["thread"] != loop_thread
+    assert reply.msgtype == "PULL-DOC-REPLY" and reply.header["reqid"] == asking.header["msgid"]
+    assert reply.content["doc"]["roots"][0]["attributes"]["text"] == "<b>a page</b>"
+    assert session._pending_writes is None and not session._lock.held
