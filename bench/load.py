@@ -416,7 +416,6 @@ async def crowd(base, args, meter, log):
         while not browsers_in.is_set():
             await asyncio.sleep(0.2)
     else:
-        browsers_in.set()
         ready.set()
     tasks = []
     for viewer in viewers:

@@ -45,7 +45,6 @@ def test_no_page_scrolls_sideways(chromium, server):
     try:
         for lang, level in [("it", "elementare"), ("it", "superiore"), ("en", "elementare"), ("en", "superiore")]:
             for path in paths:
-                page.set_viewport_size(PROJECTOR)
                 page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
                 page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
                 if path != "/":
@@ -54,6 +53,7 @@ def test_no_page_scrolls_sideways(chromium, server):
                 if (lang, level) in (("it", "superiore"), ("en", "elementare")):
                     page.set_viewport_size(WIDE)
                     check(f"{path} {lang}/{level} at 1920")
+                    page.set_viewport_size(PROJECTOR)
     finally:
         context.close()
     assert wide == []
