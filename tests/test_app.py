@@ -264,3 +264,38 @@ def test_parameter_docs_never_become_tooltips():
     ours = pn.widgets.Button(name="x", description=_("Play or pause (Space)"))
     without_doc_tooltips(session, [pn.Column(pn.Row(from_doc)), ours])
     assert from_doc.description is None and ours.description == "Play or pause (Space)"
+
+
+def test_hover_numbers_and_knob_values_are_written_in_the_page_language():
+    """The hover's JavaScript, run by Playwright's own Node: 0,500 on an Italian page, 0.500 on an
+    English one; the α/β sliders write their value with the page's formatter (0,95)."""
+    import json
+    import subprocess
+    from pathlib import Path
+
+    import playwright
+    from bokeh.models import CustomJSHover, HoverTool
+
+    from app.components.controls import mechanism_knobs
+    from app.components.plots import MatrixPicture
+    from app.dashboards.state_fills_up.model import StateStore
+
+    node = Path(playwright.__file__).parent / "driver" / "node"
+
+    def hover(picture, value, numbers):
+        tool = next(t for t in picture.figure.tools if isinstance(t, HoverTool))
+        decode = next(f for f in tool.formatters.values() if isinstance(f, CustomJSHover))
+        args = {"locale": decode.args["locale"], "mapper": {"high_color": None if numbers else "#eee"},
+                "scale": {"high": 1.0}}
+        script = f"const {{locale, mapper, scale}} = {json.dumps(args)}; const value = {value};\n" \
+                 f"console.log((() => {{ {decode.code} }})())"
+        return subprocess.run([str(node), "-e", script], capture_output=True, text=True, check=True).stdout.strip()
+
+    with language("it"):
+        italian = MatrixPicture("", "", "", 3, 4)
+        alpha, _beta, _seed = mechanism_knobs(StateStore())
+    with language("en"):
+        english = MatrixPicture("", "", "", 3, 4)
+    assert hover(italian, 0.5, numbers=True) == "0,500" and hover(english, 0.5, numbers=True) == "0.500"
+    assert hover(italian, 63.5, numbers=False) == "-0,500"            # a colour index: (63.5 / 127 − 1) · 1
+    assert alpha.format.args["locale"] == "it-IT"

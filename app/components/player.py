@@ -358,12 +358,12 @@ class Player(JSComponent):
         return cls(**{**defaults, **values}), notices
 
     def __init__(self, **params):
-        from app.i18n import current_language
+        from app.i18n import browser_locale
         params.setdefault("labels", {
             "back": _("Back"), "forward": _("Forward"), "play": _("Play"), "pause": _("Pause"),
             "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
             "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} tokens per second"),
-            "step": _("Step {t} of {n}"), "locale": {"it": "it-IT"}.get(current_language(), "en-US")})
+            "step": _("Step {t} of {n}"), "locale": browser_locale()})
         params.setdefault("height", 64)
         params.setdefault("sizing_mode", "stretch_width")
         super().__init__(**params)

@@ -24,7 +24,7 @@ from bokeh.models import (BasicTicker, CDSView, ColorBar, ColumnDataSource, Cust
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
-from app.i18n import _
+from app.i18n import _, browser_locale
 
 TITLE_SIZE = "14pt"         # a title must fit over a 280-px picture, in Italian too
 LABEL_SIZE = "13pt"
@@ -65,10 +65,7 @@ def _equal(old, new):
 def number_format(language=None, decimals=3):
     """Tick labels written the way the page's language writes numbers (0,5 and 20.000 in Italian), by
     the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000)."""
-    from app.i18n import current_language
-
-    locale = {"it": "it-IT"}.get(language or current_language(), "en-US")
-    return CustomJSTickFormatter(args={"locale": locale, "decimals": decimals},
+    return CustomJSTickFormatter(args={"locale": browser_locale(language), "decimals": decimals},
                                  code="return tick.toLocaleString(locale, {maximumFractionDigits: decimals})")
 
 
@@ -192,10 +189,12 @@ class HeatMap:
         self.glyph = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
                                view=CDSView(filter=self.filter), color_mapper=self.mapper, level="overlay").glyph
         fig.add_layout(colour_bar(self.scale), "right")
-        decode = CustomJSHover(args={"mapper": self.mapper, "scale": self.scale}, code="""
-            if (mapper.high_color == null) { return value.toFixed(3) }       // numbers
+        # the number in the page's language (0,500 in Italian), as the colour bar writes it
+        decode = CustomJSHover(args={"mapper": self.mapper, "scale": self.scale, "locale": browser_locale()}, code="""
+            const written = (x) => x.toLocaleString(locale, {minimumFractionDigits: 3, maximumFractionDigits: 3})
+            if (mapper.high_color == null) { return written(value) }          // numbers
             if (value >= 255) { return "—" }                                  // an empty cell
-            return ((value / 127 - 1) * scale.high).toFixed(3)""")            # a colour index
+            return written((value / 127 - 1) * scale.high)""")                # a colour index
         tooltips = [(value_label or _("value"), "@image{custom}")]        # the label in the page's language
         fig.add_tools(HoverTool(tooltips=tooltips, formatters={"@image": decode}))
 

@@ -49,6 +49,11 @@ def format_number(number, decimals=None):
     return format_decimal(number, format=pattern, locale=current_language())
 
 
+def browser_locale(language=None):
+    """The browser's name for the language (Intl's toLocaleString): it-IT or en-US."""
+    return {"it": "it-IT"}.get(language or current_language(), "en-US")
+
+
 def current_language():
     forced = _forced.get()
     if forced:

@@ -15,7 +15,7 @@ from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST
                                                      steps_needed)
 from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
                                                         comparison_table, scientific)
-from app.i18n import _, current_language, format_number
+from app.i18n import _, browser_locale, format_number
 from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
@@ -213,7 +213,7 @@ class FormsView(DashboardView):
         return {"back": _("Back"), "forward": _("Forward"), "play": _("Play"), "pause": _("Pause"),
                 "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
                 "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} steps per second"),
-                "step": _("Step {t} of {n}"), "locale": {"it": "it-IT"}.get(current_language(), "en-US")}
+                "step": _("Step {t} of {n}"), "locale": browser_locale()}
 
     def _draw_comparison(self, *events, opening=True):
         comparison = self.store.comparison
