@@ -299,3 +299,15 @@ def test_hover_numbers_and_knob_values_are_written_in_the_page_language():
     assert hover(italian, 0.5, numbers=True) == "0,500" and hover(english, 0.5, numbers=True) == "0.500"
     assert hover(italian, 63.5, numbers=False) == "-0,500"            # a colour index: (63.5 / 127 − 1) · 1
     assert alpha.format.args["locale"] == "it-IT"
+    # every fractional slider of the app is given the page's formatter (`format=`)
+    import ast
+
+    def is_float_slider(call):          # pn.widgets.FloatSlider(…) or pn.widgets.FloatSlider.from_param(…)
+        f = call.func
+        f = f.value if isinstance(f, ast.Attribute) and f.attr == "from_param" else f
+        return isinstance(f, ast.Attribute) and f.attr == "FloatSlider"
+
+    sources = (Path(__file__).parents[1] / "app").rglob("*.py")
+    calls = [(str(path), call.lineno, {k.arg for k in call.keywords}) for path in sources
+             for call in ast.walk(ast.parse(path.read_text())) if isinstance(call, ast.Call) and is_float_slider(call)]
+    assert len(calls) >= 5 and [where for *where, keywords in calls if "format" not in keywords] == []

@@ -18,10 +18,10 @@ def sidebar_label(text):
 def mechanism_knobs(store):
     """(forget α slider, correct β slider, seed box) bound to a store with alpha, beta and seed."""
     # the value beside the name in the page's number format (0,95 in Italian)
-    alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"),
-                                              step=0.01, format=number_format(decimals=2), sizing_mode="stretch_width")
-    beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"),
-                                             step=0.05, format=number_format(decimals=2), sizing_mode="stretch_width")
+    alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"), step=0.01,
+                                              format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width")
+    beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"), step=0.05,
+                                             format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width")
     seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
                                           sizing_mode="stretch_width")
     for slider in (alpha, beta):

@@ -62,11 +62,14 @@ def _equal(old, new):
     return old.shape == new.shape and np.array_equal(old, new, equal_nan=floats)
 
 
-def number_format(language=None, decimals=3):
+def number_format(language=None, decimals=3, fixed=False):
     """Tick labels written the way the page's language writes numbers (0,5 and 20.000 in Italian), by
-    the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000)."""
-    return CustomJSTickFormatter(args={"locale": browser_locale(language), "decimals": decimals},
-                                 code="return tick.toLocaleString(locale, {maximumFractionDigits: decimals})")
+    the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000); `fixed`:
+    always `decimals` digits (a slider's 0,80)."""
+    return CustomJSTickFormatter(args={"locale": browser_locale(language), "decimals": decimals,
+                                       "least": decimals if fixed else 0},
+                                 code="return tick.toLocaleString(locale, "
+                                      "{minimumFractionDigits: least, maximumFractionDigits: decimals})")
 
 
 def colour_bar(mapper):

@@ -6,6 +6,7 @@ import html
 import numpy as np
 import panel as pn
 
+from app.components.plots import number_format
 from app.components.text import Explanation
 from app.dashboards.base import heading
 from app.dashboards.memory_fails.forensics import FADED, SIMILAR
@@ -188,9 +189,11 @@ class MapSection(pn.viewable.Viewer):
                         "and $\\alpha = 0.99$: at those values row $d_k$ of the map lies on the right chart's curve."))
         # sliders hand their value over on release: every value costs about fifty runs of the experiment
         self.alpha = pn.widgets.FloatSlider(label=_("Forget α (gated delta rule: share kept per pair)"), start=0.5,
-                                            end=1.0, step=0.01, value=store.alpha, width=420)
+                                            end=1.0, step=0.01, value=store.alpha, width=420,
+                                            format=number_format(decimals=2, fixed=True))
         self.beta = pn.widgets.FloatSlider(label=_("Correct β (delta rules: step size)"), start=0.1, end=1.0,
-                                           step=0.05, value=store.beta, width=420)
+                                           step=0.05, value=store.beta, width=420,
+                                           format=number_format(decimals=2, fixed=True))
         for widget, name in ((self.alpha, "alpha"), (self.beta, "beta")):
             widget.param.watch(lambda event, name=name: setattr(store, name, event.new), "value_throttled")
             store.param.watch(lambda event, widget=widget: setattr(widget, "value", event.new), name)

@@ -7,7 +7,7 @@ import panel as pn
 from bokeh.models import BasicTickFormatter, ColorBar, FixedTicker, Title
 
 from app.components.player import Player
-from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture
+from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
@@ -184,7 +184,8 @@ class FormsView(DashboardView):
         length = pn.widgets.IntSlider(name=_("Sequence length T"), start=8, end=MAX_LENGTH, value=store.length,
                                       sizing_mode="stretch_width")
         alpha = pn.widgets.FloatSlider(name=_("Forget α (1 keeps everything)"), start=0.05, end=1.0, step=0.01,
-                                       value=store.alpha, sizing_mode="stretch_width")
+                                       value=store.alpha, format=number_format(decimals=2, fixed=True),
+                                       sizing_mode="stretch_width")
         for widget, name in ((length, "length"), (alpha, "alpha")):
             widget.param.watch(lambda event, name=name: setattr(store, name, event.new), "value_throttled")
             store.param.watch(lambda event, widget=widget: setattr(widget, "value", event.new), name)
