@@ -1,8 +1,9 @@
 """The dashboards, in teaching order. A dashboard without a `build` yet is listed as coming.
 
 To add one: write the package `app/dashboards/<name>/` (model.py: the store; view.py: the view, ending with
-`build = <View>.build`), set `build=_page("<name>")` on its entry, and add its strings to the catalogs
-(`python -m app.i18n translate it.json`). app/README.md walks through it.
+`build = <View>.build`; export.py, if the page has a download section: its app.export adapter, `Export`),
+set `build=_page("<name>")` on its entry, and add its strings to the catalogs (`python -m app.i18n translate
+it.json`). app/README.md walks through it.
 """
 import importlib
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ def _page(package):
     """build() of app.dashboards.<package>.view, imported on first use (the landing page needs no torch)."""
     def build(session):
         return importlib.import_module(f"app.dashboards.{package}.view").build(session)
+    build.package = package          # app.export.pages finds the page's export.py by it
     return build
 
 
