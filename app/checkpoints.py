@@ -15,15 +15,15 @@ fails until the pin and the manifest agree).
 """
 import contextlib
 import threading
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from app import data_path
 from engine import checkpoint
 from engine.ops import VARIANTS
 
-FOLDER = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
+FOLDER = data_path("assets") / "checkpoints"
 MANIFEST_SHA256 = "221b7bc92a326903e6d03edbeacd04b69d7b1440e139ea7f98f3dfa7ef89a077"   # see the docstring
 
 _loaded = {}                          # checkpoint path → (model, sidecar)

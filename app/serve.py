@@ -28,8 +28,10 @@ import socket
 import sys
 from pathlib import Path
 
+from app import data_path
+
 PAGES = Path(__file__).resolve().parent / "pages"
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+NOTEBOOKS = data_path("notebooks")
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half

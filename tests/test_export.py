@@ -230,7 +230,7 @@ def test_python_dash_m_app_export_runs(tmp_path):
     done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7", "-o", str(out)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert "note:" in done.stderr and "alpha" in done.stderr                 # the URL's fix, reported
+    assert "warning:" in done.stderr and "alpha" in done.stderr              # the URL's fix, reported
     assert Image.open(out).size == (1920, 1080)
 
 

@@ -3,9 +3,10 @@
     python -m app.export "/state?variant=deltanet&t=12&lang=it" --format gif -o delta.gif
     python -m app.export "/two-bills?tokens=64&context=4096" --format csv --table tokens -o bills.csv
 
-The URL is read as the page reads it (bad values are replaced and reported, as on the page); the
-frame of a PNG is the URL's `t`, the speed of an animation its `speed` (or --fps). Exits 2, with the
-reason, when an export is refused (a limit, an unknown page or format).
+The URL is read as the page reads it: a bad value is replaced, as on the page, and said on standard
+error as a warning (with --strict: refused, nothing written). The frame of a PNG is the URL's `t`, the
+speed of an animation its `speed` (or --fps). Exits 2, with the reason, when an export is refused (a
+limit, an unknown page or format, a bad value under --strict).
 """
 import argparse
 import sys
@@ -24,6 +25,8 @@ def main(argv=None):
     parser.add_argument("--size", help=f"WIDTHxHEIGHT or one of {', '.join(SIZES)} (default: by format)")
     parser.add_argument("--fps", type=float, help="frames per second of an animation (default: the URL's speed)")
     parser.add_argument("--table", help="CSV: which table (default: the page's first)")
+    parser.add_argument("--strict", action="store_true",
+                        help="refuse a link with a bad value instead of replacing the value (and warning)")
     options = parser.parse_args(argv)
     output = Path(options.output)
     fmt = options.format or output.suffix.lstrip(".").lower()
@@ -37,7 +40,9 @@ def main(argv=None):
                                     f"{', '.join(SIZES)}")
         page, notices = open_page(options.url)
         for notice in notices:
-            print(f"note: {notice}", file=sys.stderr)
+            print(f"{'refused' if options.strict else 'warning'}: {notice}", file=sys.stderr)
+        if notices and options.strict:
+            return 2
         fps = options.fps if options.fps is not None else (page.speed or 2.0)
         result = make_file(page, fmt, size=size, fps=fps, table=options.table)
     except ExportRefused as refusal:

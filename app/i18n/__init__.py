@@ -19,8 +19,10 @@ import threading
 import weakref
 from pathlib import Path
 
+from app import data_path
+
 ROOT = Path(__file__).resolve().parents[2]
-CATALOGS = ROOT / "i18n"
+CATALOGS = data_path("i18n")
 DOMAIN = "lineare"
 LANGUAGES = ("it", "en")
 DEFAULT_LANGUAGE = "en"            # when the browser asks for neither Italian nor English

@@ -1,0 +1,5 @@
+import sys
+
+from lineare.cli import main
+
+sys.exit(main())
