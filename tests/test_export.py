@@ -107,6 +107,28 @@ def test_the_csv_of_two_bills_is_the_stores_run(bills):
     assert np.array_equal(table["state_ms_median9"], rolling_median(run.state_ms))
 
 
+def test_the_two_bills_picture_has_the_work_bill_counted_as_the_page_counts_it(bills):
+    from app.dashboards.two_bills.model import multiply_adds, work_crossing
+    from app.dashboards.two_bills.pictures import WorkPicture
+
+    run, t = bills.store.result, 9
+    with language("en"):
+        scene = bills.scene(t)
+        page = WorkPicture("en")                   # the page's own picture of the same run at the same step
+        page.show_run(run, "Linear attention", t)
+    work = next(p for p in scene.panels if p.title == "The work bill: multiply-adds per token")
+    lines = {s.label: s for s in work.series if s.label}
+    softmax, state = multiply_adds(run.held, run.heads, run.dim, run.dim)
+    assert np.array_equal(lines["softmax"].x, run.held[:t + 1])
+    assert np.allclose(lines["softmax"].y * 1e3, softmax[:t + 1])            # in thousands: 2 d per token held
+    assert np.allclose(lines["state (Linear attention)"].y * 1e3, state)
+    crossing = work_crossing(run.dim, run.dim)
+    assert np.array_equal(lines[f"from token {crossing} softmax does more per token"].x, [crossing] * 2)
+    so_far = [line for line in scene.caption if line.startswith("So far")]
+    assert so_far == [page.subtitle.tags[1][t]]                                # the page's subtitle, word for word
+    assert draw(scene, SMALL).size == SMALL
+
+
 def test_the_csv_of_the_state_holds_every_picture_at_every_step(state):
     table = pd.read_csv(io.BytesIO(make_file(state, "csv", table="pictures").data), comment="#")
     result = state.store.result

@@ -66,12 +66,47 @@ class TwoBillsPage(PageExport):
         panels = [Curves(_("Memory held while generating"), memory,
                          (0, held[-1] + max(1, held[-1] // 50)), (0, 1.12 * cache_max / size),
                          _("tokens in memory"), _("memory ({unit})").format(unit=symbol)),
+                  self._work(t),
                   Curves(_("Time per token, measured now"), times, (0, result.tokens + 1), (0, 1.6 * top),
                          _("generated token"), _("milliseconds per token"))]
         return Scene(self.title(), panels, caption=self.captions(t), step=self.step(t), footer=self.footer())
 
+    def _work(self, t):
+        """The work bill up to token t, as the page's picture counts it (pictures.WorkPicture): the multiply-adds
+        one layer spends to read each token, against the tokens read. Softmax's line rises with the tokens in
+        memory (the area under it is the page's triangle), the state's is flat (its strip); the dashed line is
+        where softmax starts doing more per token."""
+        from app.dashboards.two_bills.model import multiply_adds, work_crossing
+
+        result = self.store.result
+        H, d, c = result.heads, result.dim, result.context
+        softmax, state = multiply_adds(result.held, H, d, d)
+        at = work_crossing(d, d)
+        held = result.held[:t + 1].astype(float)
+        top = float(max(softmax[-1], state, multiply_adds([at], H, d, d)[0][0]))
+        name = _(REGISTRY[result.variant].label)
+        lines = [Series(_("softmax"), held, softmax[:t + 1], VERMILLION, width=4),
+                 Series(_("state ({model})").format(model=name), np.array([0.0, held[-1]]), np.array([state] * 2),
+                        BLUE, dash=True, width=4),
+                 Series("", held[-1:], softmax[t:t + 1], VERMILLION, kind="dots", size=12),
+                 Series("", held[-1:], np.array([state]), BLUE, kind="dots", size=12, marker="square"),
+                 Series(_("from token {n} softmax does more per token").format(n=at), np.array([at, at]),
+                        np.array([0.0, 1.06 * top]), "#52606d", dash=True, width=2)]
+        if c:                                         # the prompt's tokens, read before the first generated one
+            prompt = np.arange(1, c + 1)
+            lines.insert(0, Series(_("already in memory"), prompt.astype(float), multiply_adds(prompt, H, d, d)[0],
+                                   "#%02x%02x%02x" % fade(VERMILLION, 0.65), width=2))
+        # in thousands or millions: the picture's tick labels have room for about five digits
+        scale, unit = (1e3, _("thousands of multiply-adds per token (one layer)")) if top < 1e7 else \
+            (1e6, _("millions of multiply-adds per token (one layer)"))
+        for line in lines:
+            line.y = np.asarray(line.y, dtype=float) / scale
+        end = float(max(result.held[-1], at)) * 1.02
+        return Curves(_("The work bill: multiply-adds per token"), lines, (0, end), (0, 1.12 * top / scale),
+                      _("tokens read"), unit)
+
     def captions(self, t):
-        from app.dashboards.two_bills.model import format_bytes, format_ms, rolling_median
+        from app.dashboards.two_bills.model import format_bytes, format_ms, format_power, rolling_median
 
         result = self.store.result
         name = _(REGISTRY[result.variant].label)
@@ -85,7 +120,20 @@ class TwoBillsPage(PageExport):
         state_ms = rolling_median(result.state_ms[:t + 1])[-1]
         lines.append(_("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")
                      .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms)))
+        softmax_work, state_work = self.work_so_far(t)
+        lines.append(_("So far: softmax {softmax}, state {state}").format(softmax=format_power(softmax_work),
+                                                                         state=format_power(state_work)))
         return lines
+
+    def work_so_far(self, t):
+        """(softmax, state) multiply-adds of one layer up to token t, the prompt included (the page's subtitle)."""
+        from app.dashboards.two_bills.model import multiply_adds
+
+        result = self.store.result
+        H, d, c = result.heads, result.dim, result.context
+        softmax, state = multiply_adds(result.held, H, d, d)
+        prompt = float(multiply_adds(np.arange(1, c + 1), H, d, d)[0].sum())
+        return prompt + float(softmax[:t + 1].sum()), float(state * result.held[t])
 
     def explanation(self):
         if self.session.level == "superiore":
