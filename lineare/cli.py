@@ -58,20 +58,23 @@ def parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        return run(argv)
+    except SystemExit as exit_:                  # argparse: --help, --version (0) or a bad option (2)
+        return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+
+
+def run(argv):
     args = parser().parse_args(argv[:1])              # the rest is the command's, untouched
     options = argv[1:]
     module = importlib.import_module(COMMANDS[args.command][0])
     with named(f"lineare {args.command}"):
-        try:
-            if args.command == "serve":
-                # app.serve re-runs itself as `python -m app` with the command line's arguments (for its
-                # memory allocator): hand it ours as the command line, as ./scripts/app does
-                sys.argv = [sys.argv[0], *options]
-                return module.main()
-            return module.main(options)
-        except SystemExit as exit_:                  # argparse: --help (0) or a bad option (2)
-            return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-
+        if args.command == "serve":
+            # app.serve re-runs itself as `python -m app` with the command line's arguments (for its
+            # memory allocator): hand it ours as the command line, as ./scripts/app does
+            sys.argv = [sys.argv[0], *options]
+            return module.main()
+        return module.main(options)
 
 if __name__ == "__main__":
     sys.exit(main())
