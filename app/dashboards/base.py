@@ -56,7 +56,7 @@ class DashboardView(pn.viewable.Viewer):
 
     def downloads(self):
         """The sidebar's download section (app/export): the page's run, pictures and numbers as files,
-        made from this session's store (app.export.pages says what each page exports)."""
+        made from this session's store (the page's export.py says what it exports)."""
         from app.export.section import download_section
         return download_section(self)
 

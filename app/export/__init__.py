@@ -7,14 +7,14 @@ lesson as one HTML file that plays offline.
 
 | module | what |
 |---|---|
-| `pages.py` | per page, what it exports: frames (`scene(t)`), tables, words, read from the session's stores |
+| `pages.py` | the adapters' base and `PAGES`, found in `app/dashboards/<page>/export.py`: frames, tables, words |
 | `scene.py` | what a frame shows, as data (heat maps, bars, curves, token strip, caption) |
 | `draw.py` | a scene as pixels (Pillow), with the page's palette, fixed colour ranges and words |
 | `files.py` | the file formats and the limits every export is checked against (`ExportRefused`) |
 | `lesson.py` | the lesson: Bokeh's standalone HTML with the frames and a player, JavaScript inline |
 | `query.py` | a URL or query → a session and its page, validated as the pages validate it |
 | `section.py` | the download section every page with an export gets in its sidebar |
-| `__main__.py` | `python -m app.export URL --format gif -o FILE` |
+| `__main__.py` | `lineare export URL --format gif -o FILE` (also `python -m app.export …`) |
 """
 from app.export.files import FORMATS, LIMITS, ExportRefused, Limits, make_file
 from app.export.query import open_page

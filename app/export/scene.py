@@ -1,6 +1,6 @@
 """What one exported picture shows, as plain data: a title, a token strip, a caption and a few panels.
 
-The page adapters (`app.export.pages`) fill these from a store's numbers; `app.export.draw` turns one
+The page adapters (`app/dashboards/<page>/export.py`) fill these from a store's numbers; `app.export.draw` turns one
 into pixels. Heat maps carry numbers and the run's fixed colour range: the drawing quantizes them with
 `app.components.plots.quantize`, exactly as the browser receives them, so a colour means the same
 number in the app and in the file.
