@@ -27,14 +27,16 @@ COMMANDS = {    # name: (module whose main(argv) runs it, what it does)
 
 @contextlib.contextmanager
 def named(prog):
-    """Parsers made meanwhile show `prog` as their name (in usage and --help) instead of the module's
-    `python -m …`: the modules build their parsers inside main(), with that name written in."""
+    """The command's parser shows `prog` as its name (in usage and --help) instead of the module's `python -m …`:
+    the modules build their parsers inside main(), with that name written in. Only the first such parser is
+    renamed (a subcommand's parsers take their names from it), and argparse is itself again right after."""
     original = argparse.ArgumentParser.__init__
 
     def __init__(self, *args, **kwargs):
         original(self, *args, **kwargs)
         if self.prog.startswith(("python -m ", "scripts/")):
             self.prog = prog
+            argparse.ArgumentParser.__init__ = original
     argparse.ArgumentParser.__init__ = __init__
     try:
         yield
