@@ -160,8 +160,8 @@ class Host:
             [first + i for i in range(args.workers)]
         if args.status_port is None:
             args.status_port = free_port() if first == 0 else first + args.workers
-        for port in [args.port, *ports, args.status_port]:
-            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)   # before starting anything
+        for port in [args.port, *ports, args.status_port]:                    # before starting anything
+            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)
             if problem:
                 raise HostError(problem)
         conf = self.run_dir / "nginx.conf"
@@ -322,8 +322,10 @@ def parse(argv):
                         help="nginx's status page on 127.0.0.1 (default: after the servers' ports)")
     parser.add_argument("--secret-key", default=os.environ.get("BOKEH_SECRET_KEY"),
                         help="signs the session ids (default: $BOKEH_SECRET_KEY, else a new one per run)")
-    parser.add_argument("--run-dir", default=str(ROOT / ".host"),
-                        help="nginx's files and every log (default: .host/ in the repository)")
+    checkout = (ROOT / "pyproject.toml").exists()          # else installed (pip install .): not in site-packages
+    parser.add_argument("--run-dir", default=str((ROOT if checkout else Path.cwd()) / ".host"),
+                        help="nginx's files and every log (default: .host/ in the repository; installed: in the "
+                             "current folder)")
     args = parser.parse_args(argv)
     args.panel_args = extra
     if not (1 <= args.workers and 1 <= args.max_sessions < 60_000 and 1 <= args.per_address < 65_536):
@@ -349,7 +351,7 @@ def main(argv=None):
             print(f"Lineare is hosted on {host.url} ({args.workers} servers on ports "
                   f"{', '.join(map(str, host.servers))}; at most {args.max_sessions} live sessions).\n"
                   f"  liveness: {host.url}/liveness   nginx status: http://127.0.0.1:{args.status_port}/nginx-status\n"
-                  + (f"  admin (this machine only): "
+                  + ("  admin (this machine only): "
                      + ", ".join(f"http://127.0.0.1:{p}/admin" for p in host.servers) + "\n" if args.admin else "")
                   + f"  logs: {host.run_dir}/   Ctrl-C stops it.", file=sys.stderr, flush=True)
             running.append(True)

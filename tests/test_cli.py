@@ -90,6 +90,9 @@ def test_the_installed_command_runs_every_help_outside_the_tree(installed):
     located = subprocess.run([venv / "bin/python", "-c", "import app, engine, lineare; print(app.__file__)"],
                              capture_output=True, text=True, cwd=where, check=True).stdout
     assert str(venv) in located                              # the installed package, not a checkout's
+    run_dir = subprocess.run([venv / "bin/python", "-c", "from deploy.host import parse; print(parse([]).run_dir)"],
+                             capture_output=True, text=True, cwd=where, check=True).stdout.strip()
+    assert run_dir == str(where / ".host")                  # the host's files: here, not in site-packages
     assert run_installed(installed, "--version").stdout.startswith("lineare 0.")
     for command in COMMANDS:
         done = run_installed(installed, command, "--help")
