@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from app import mechanism
-from app.dashboards.state_fills_up.model import StateStore, head_frame, limits_of
+from app.dashboards.state_fills_up.model import StateStore, head_frame
 from app.variants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,11 +65,20 @@ def test_softmax_frames_show_the_cache_so_far():
 
 
 def test_colour_ranges_are_fixed_per_run():
+    """Each picture's colour range is the largest |value| it shows over the whole run: the state, the write,
+    the read-out, and the update pictures (the whole change S_t − S_{t−1} and its transition part share one)."""
     store = StateStore(variant="deltanet")
-    peak = max(np.abs(r.state).max() for r in store.result.records)
-    assert store.limits == limits_of(store.result.records) and store.limits["state"] == pytest.approx(peak)
-    store.variant = "gla"
-    assert store.limits == limits_of(store.result.records)
+    for variant in ("deltanet", "gla"):
+        store.variant = variant
+        records = store.result.records
+        states = [np.zeros_like(records[0].state)] + [r.state for r in records]
+        change = [after - before for before, after in zip(states, states[1:])]
+        write = max(np.abs(r.write).max() for r in records)
+        removed = max(np.abs(c - r.write).max() for c, r in zip(change, records))
+        expected = {"state": max(np.abs(r.state).max() for r in records), "write": write,
+                    "output": max(np.abs(r.output).max() for r in records),
+                    "update": max(write, removed, max(np.abs(c).max() for c in change))}
+        assert {name: store.limits[name] for name in expected} == pytest.approx(expected, rel=1e-12), variant
 
 
 @pytest.mark.parametrize("variant,beta", [("deltanet", 0.6), ("gated_deltanet", 0.6), ("deltanet", 1.0)])
