@@ -231,7 +231,8 @@ def time_matmul(cfg, forms, log):
     q, k, v, _ = make_inputs("linear", T, cfg)
     by_chunk = {}
     for C in sorted(set(cfg.flops_chunk_sizes) | {cfg.chunk_size}):
-        seconds = forms.get("linear", {}).get("chunked", {}).get(str(T), {}).get("time_s") if C == cfg.chunk_size else None
+        seconds = (forms.get("linear", {}).get("chunked", {}).get(str(T), {}).get("time_s")
+                   if C == cfg.chunk_size else None)
         if seconds is None:
             seconds, _ = best_time(lambda: forward("linear", q, k, v, form="chunked", chunk_size=C),
                                    cfg.repeats, cfg.slow_s)
@@ -454,7 +455,8 @@ def print_peers(report):
         print("   fla-core is not installed (pip install -e .[peers]): no peer comparison")
     else:
         print(f"   fla-core {peers['fla_core']}")
-        print(f"{'variant':<16}{'fla reference':<46}{'kind':<11}{'ours':>10}{'fla':>10}{'speed-up':>10}{'rel. RMS':>10}")
+        print(f"{'variant':<16}{'fla reference':<46}{'kind':<11}{'ours':>10}{'fla':>10}{'speed-up':>10}"
+              f"{'rel. RMS':>10}")
         for variant, e in peers["variants"].items():
             print(f"{variant:<16}{e['peer']:<46}{e['kind']:<11}{fmt_time(e['ours_s']):>10}"
                   f"{fmt_time(e['theirs_s']):>10}{fmt_value(e['speedup'], '×'):>10}{e['rel_rms']:>10.1e}")

@@ -161,7 +161,8 @@ class Host:
         if args.status_port is None:
             args.status_port = free_port() if first == 0 else first + args.workers
         for port in [args.port, *ports, args.status_port]:
-            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)   # before starting anything
+            # before starting anything
+            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)
             if problem:
                 raise HostError(problem)
         conf = self.run_dir / "nginx.conf"
@@ -349,7 +350,7 @@ def main(argv=None):
             print(f"Lineare is hosted on {host.url} ({args.workers} servers on ports "
                   f"{', '.join(map(str, host.servers))}; at most {args.max_sessions} live sessions).\n"
                   f"  liveness: {host.url}/liveness   nginx status: http://127.0.0.1:{args.status_port}/nginx-status\n"
-                  + (f"  admin (this machine only): "
+                  + ("  admin (this machine only): "
                      + ", ".join(f"http://127.0.0.1:{p}/admin" for p in host.servers) + "\n" if args.admin else "")
                   + f"  logs: {host.run_dir}/   Ctrl-C stops it.", file=sys.stderr, flush=True)
             running.append(True)

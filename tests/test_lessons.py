@@ -73,9 +73,9 @@ def test_lessons_follow_the_chapter():
 
 @pytest.mark.parametrize("slug", [slug for slug in LESSONS if slug != "state"])
 def test_every_setup_is_the_pages_own_url_parameters_with_valid_values(slug):
-    owners = {"softmax": (SoftmaxStore, Player), "two-bills": (GenerationStore, CalculatorStore, Player), "transition": (TransitionStore,),
-              "memory-fails": (MemoryStore,), "parallel-recurrent": (FormsStore, Player),
-              "architectures": (ArchitecturesStore,)}[slug]
+    owners = {"softmax": (SoftmaxStore, Player), "two-bills": (GenerationStore, CalculatorStore, Player),
+              "transition": (TransitionStore,), "memory-fails": (MemoryStore,),
+              "parallel-recurrent": (FormsStore, Player), "architectures": (ArchitecturesStore,)}[slug]
     keys = {key for owner in owners for key in owner.URL.values()}
     for card in LESSONS[slug]:
         assert set(card.setup) <= keys, set(card.setup) - keys          # a misspelt key would be ignored
@@ -323,7 +323,8 @@ def test_memory_perpendicular_labels_and_changed_numbers(number, rule, rewrites)
 def recurrent_numpy(variant, length, seed, alpha):
     """The layer word by word in NumPy, float64: S ← S·diag(decay) + v kᵀ, o = S q / √d."""
     from app.dashboards.parallel_recurrent.model import make_inputs
-    q, k, v, gates = (x if isinstance(x, dict) else x[0, :, 0].numpy() for x in make_inputs(variant, length, seed, alpha))
+    q, k, v, gates = (x if isinstance(x, dict) else x[0, :, 0].numpy()
+                      for x in make_inputs(variant, length, seed, alpha))
     g = gates["g"].numpy()
     decay = np.exp(np.broadcast_to(g[0, :, 0] if g.ndim == 4 else g.reshape(1, 1), (length, q.shape[1])))
     S, out = np.zeros((v.shape[1], k.shape[1])), []

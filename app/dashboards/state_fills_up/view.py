@@ -17,7 +17,8 @@ from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
 from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
 from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN,
+from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA,
+                                                 TRAINED_STRIP_PLAIN,
                                                  about_checkpoint, answer_html, failure_message, memory_line,
                                                  prediction_html, problem_messages, step_caption, token_strip,
                                                  trained_memory_line,
