@@ -188,3 +188,27 @@ def test_packed_columns_come_back_to_within_a_65534th_of_their_largest_number():
         assert codes.dtype == np.int16
         values = columns[name].ravel()
         np.testing.assert_allclose(codes * scale, values, rtol=0, atol=np.abs(values).max(initial=0) / 65534 + 1e-300)
+
+
+def test_the_knobs_run_the_model_when_released_and_a_drag_moves_only_their_label():
+    """A drag sends `value` at every step crossed, a release (or a key press) `value_throttled`: only the
+    latter starts a run. A store changed elsewhere (a lesson card, a link) moves the slider."""
+    import param
+
+    from app.dashboards.state_fills_up.view import StateView
+    from app.i18n import language
+    from app.session import Session
+
+    store = StateStore(variant="gated_deltanet", source="mqar")
+    with language("en"):
+        controls = {getattr(c, "name", None): c for c in StateView(store=store, session=Session()).controls()}
+    for name, param_name, moved in (("Forget α (1 keeps everything)", "alpha", 0.5),
+                                    ("Correct β (1 replaces fully)", "beta", 0.35), ("Pairs", "pairs", 7)):
+        slider, run = controls[name], store.result
+        slider.value = moved                                      # dragging over it
+        assert getattr(store, param_name) != moved and store.result is run, name
+        with param.edit_constant(slider):                         # released there (the browser's message)
+            slider.value_throttled = moved
+        assert getattr(store, param_name) == moved and store.result is not run, name
+    store.alpha = 0.8
+    assert controls["Forget α (1 keeps everything)"].value == 0.8
