@@ -94,7 +94,7 @@ def shell(session, slug, content: Page):
     template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
-                                           value=LANGUAGE_NAMES[session.language], name=_("Language"),
+                                           value=LANGUAGE_NAMES[session.language], label=_("Language"),
                                            color="primary", variant="outline",
                                            sizing_mode="stretch_width")
     language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
