@@ -17,7 +17,6 @@ its card opens on the settings that show the answer.
 """
 import html
 
-from app.cards import Card  # noqa: F401  (the record every page's cards are made of)
 from app.dashboards import BY_SLUG, DASHBOARDS
 from app.dashboards.architectures.lesson import CARDS as ARCHITECTURES
 from app.dashboards.memory_fails.lesson import CARDS as MEMORY_FAILS
@@ -30,8 +29,8 @@ from app.i18n import _
 
 MAX_CARD = 20                        # a URL's card number beyond this is refused, not looked up
 
-_WRITTEN = {"softmax": SOFTMAX, "two-bills": TWO_BILLS, "state": STATE, "transition": TRANSITION, "memory-fails": MEMORY_FAILS,
-            "parallel-recurrent": PARALLEL_RECURRENT, "architectures": ARCHITECTURES}
+_WRITTEN = {"softmax": SOFTMAX, "two-bills": TWO_BILLS, "state": STATE, "transition": TRANSITION,
+            "memory-fails": MEMORY_FAILS, "parallel-recurrent": PARALLEL_RECURRENT, "architectures": ARCHITECTURES}
 # the path through the chapter: the dashboards' order
 LESSONS = {d.slug: _WRITTEN[d.slug] for d in DASHBOARDS if d.slug in _WRITTEN}
 TITLES = {slug: BY_SLUG[slug].title for slug in LESSONS}

@@ -15,7 +15,8 @@ default knobs from its record in `app.variants`. A write token also queries its 
 read-out shows what the memory says about that key right after writing it.
 
 The engine does the stepping (`engine.stepping.run`); `run_sequence` returns its records with the
-decoded answers. Nothing here draws or translates (preset names are msgids): problems come back as codes for the app to word.
+decoded answers. Nothing here draws or translates (preset names are msgids): problems come back as codes for
+the app to word.
 """
 import functools
 import re

@@ -94,13 +94,13 @@ def shell(session, slug, content: Page):
     template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
-                                           value=LANGUAGE_NAMES[session.language], name=_("Language"),
-                                           button_type="primary", button_style="outline",
+                                           value=LANGUAGE_NAMES[session.language], label=_("Language"),
+                                           color="primary", variant="outline",
                                            sizing_mode="stretch_width")
     language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
     level = pn.widgets.RadioButtonGroup.from_param(
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
-        name=_("Level"), button_type="primary", button_style="outline", sizing_mode="stretch_width")
+        name=_("Level"), color="primary", variant="outline", sizing_mode="stretch_width")
     nav = pn.pane.HTML(stylesheets=[NAV_CSS], sizing_mode="stretch_width", margin=(0, 5))
 
     def draw_nav(*_events):
@@ -125,9 +125,9 @@ def shell(session, slug, content: Page):
 def presenter_buttons(session):
     """Two header buttons that work in the browser alone: presenter mode on or off, and full screen."""
     words = _("Leave presenter mode") if session.present else _("Presenter mode")
-    presenter = pn.widgets.Button(name=words, button_type="light", button_style="outline", margin=(0, 6))
+    presenter = pn.widgets.Button(label=words, color="light", variant="outline", margin=(0, 6))
     presenter.js_on_click(args={"present": session.present}, code=_TOGGLE_PRESENTER)
-    full_screen = pn.widgets.Button(name=_("Full screen"), button_type="light", button_style="outline",
+    full_screen = pn.widgets.Button(label=_("Full screen"), color="light", variant="outline",
                                     margin=(0, 6))
     full_screen.js_on_click(code=_TOGGLE_FULL_SCREEN)
     return pn.Row(presenter, full_screen, margin=0)

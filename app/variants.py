@@ -70,7 +70,8 @@ class Variant:
 
 RECORDS = (
     Variant(
-        'linear', N_('Linear attention'), short=N_('Linear attention'), family='accumulate', papers='Katharopoulos et al. 2020',
+        'linear', N_('Linear attention'), short=N_('Linear attention'), family='accumulate',
+        papers='Katharopoulos et al. 2020',
         rule=N_('Linear attention only adds: every pair is piled on top of the others and nothing is ever '
                'erased.'),
         formula=r"$$S_t = S_{t-1} + v_t k_t^\top,\qquad o_t = S_t q_t$$",
@@ -90,7 +91,8 @@ RECORDS = (
                ' past yes, the future no”.'),
         knob=('none', 0.0), nearest=None, off_knob=None,
         alpha=1.0,
-        left_out=N_("Our small version uses the original's feature map (elu + 1) but does not divide the answer by the running sum of the keys (the engine can: normalize=True).")),
+        left_out=N_("Our small version uses the original's feature map (elu + 1) but does not divide the answer by "
+                    "the running sum of the keys (the engine can: normalize=True).")),
     Variant(
         'retnet', 'RetNet', short='RetNet', family='fade', papers='Sun et al. 2023',
         rule=N_('RetNet fades the whole summary a little at every step, at a fixed rate, then adds the new '
@@ -113,7 +115,8 @@ RECORDS = (
                'diagonal, γ to the power of the distance.'),
         knob=('fixed', 0.0), nearest=None, off_knob=None,
         alpha=0.97,
-        left_out=N_("Our small version leaves out RetNet's rotating positions (xPos), its group norm and its output gate.")),
+        left_out=N_("Our small version leaves out RetNet's rotating positions (xPos), its group norm and its "
+                    "output gate.")),
     Variant(
         'mamba2', 'Mamba-2', short='Mamba-2', family='fade', papers='Dao & Gu 2024',
         rule=N_('Mamba-2 fades the whole summary at every step, by an amount its gate chooses, then adds the '
@@ -137,7 +140,8 @@ RECORDS = (
                ' the value of the knob).'),
         knob=('scalar', 0.0), nearest=None, off_knob=None,
         alpha=0.9,
-        left_out=N_("Our small version leaves out Mamba-2's output gate (the z branch) and keeps its one-number-per-head forgetting.")),
+        left_out=N_("Our small version leaves out Mamba-2's output gate (the z branch) and keeps its "
+                    "one-number-per-head forgetting.")),
     Variant(
         'gla', 'GLA', short='GLA', family='fade', papers='Yang et al. 2024',
         rule=N_('GLA fades each column of the summary at its own speed, then adds the new pair.'),
@@ -157,7 +161,8 @@ RECORDS = (
         mask_note=N_('GLA fades each key channel at its own speed: the slider picks which channel is shown.'),
         knob=('channel', 0.0), nearest=None, off_knob=None,
         alpha=0.9,
-        left_out=N_("Our small version leaves out GLA's output gate; the forgetting of every column is learned, as in the paper.")),
+        left_out=N_("Our small version leaves out GLA's output gate; the forgetting of every column is learned, "
+                    "as in the paper.")),
     Variant(
         'deltanet', 'DeltaNet', short='DeltaNet', family='correct', papers='Schlag et al. 2021; Yang et al. 2024',
         rule=N_('DeltaNet corrects: before writing a pair it removes what the summary already held under that '
@@ -180,9 +185,11 @@ RECORDS = (
                'one more step inside each chunk (a triangular system), not drawn here.'),
         knob=('none', 1.0), nearest=None, off_knob=None,
         alpha=1.0,
-        left_out=N_('Our small version keeps β between 0 and 1 (the paper also allows up to 2) and leaves out the output gate.')),
+        left_out=N_('Our small version keeps β between 0 and 1 (the paper also allows up to 2) and leaves out '
+                    'the output gate.')),
     Variant(
-        'gated_deltanet', 'Gated DeltaNet', short='Gated DeltaNet', family='correct', papers='Yang, Kautz & Hatamizadeh 2025',
+        'gated_deltanet', 'Gated DeltaNet', short='Gated DeltaNet', family='correct',
+        papers='Yang, Kautz & Hatamizadeh 2025',
         rule=N_('Gated DeltaNet corrects like DeltaNet and also fades the whole summary a little at every '
                'step.'),
         formula=r"$$S_t = \alpha_t\, S_{t-1}\,(I - \beta_t k_t k_t^\top) + \beta_t v_t k_t^\top,\qquad o_t = "
@@ -203,7 +210,8 @@ RECORDS = (
                ' inside each chunk (a triangular system), not drawn here.'),
         knob=('scalar', 1.0), nearest=None, off_knob=None,
         alpha=0.95,
-        left_out=N_('Our small version leaves out the output gate of Gated DeltaNet and its mixing with sliding-window attention.')),
+        left_out=N_('Our small version leaves out the output gate of Gated DeltaNet and its mixing with '
+                    'sliding-window attention.')),
     Variant(
         'rwkv6', 'RWKV-6', short='RWKV-6', family='fade', papers='Peng et al. 2024',
         rule=N_('RWKV-6 fades each column at its own speed; it reads the summary before adding the current '
@@ -225,10 +233,12 @@ RECORDS = (
                '0.7^{s_i}$.'),
         mask_note=N_('RWKV-6 fades each key channel at its own speed and reads the memory before writing: its mask'
                ' is shifted one step down, and the diagonal holds the bonus u of the current token.'),
-        knob=None, nearest=('channel', 0.0), off_knob=N_("Not exactly on the knob: its transition is GLA's (gate “{gate}”, β = {beta}), but the knob "
+        knob=None, nearest=('channel', 0.0),
+        off_knob=N_("Not exactly on the knob: its transition is GLA's (gate “{gate}”, β = {beta}), but the knob "
                'reads after writing and has no bonus u. The link opens that nearest setting.'),
         alpha=0.9,
-        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out its channel-mixing block.")),
+        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out its "
+                    "channel-mixing block.")),
     Variant(
         'rwkv7', 'RWKV-7', short='RWKV-7', family='correct', papers='Peng et al. 2025',
         rule=N_('RWKV-7 fades each column at its own speed and corrects what is stored under the current '
@@ -247,16 +257,17 @@ RECORDS = (
                           r"$a_t = \sigma(\cdot) \in (0,1)^{d_k}$, $\log w_t = -e^{-1/2} \sigma(\cdot)$")),
         special=N_("Fading per column like RWKV-6, plus a correction like DeltaNet's, with its own erasing "
                'strength for each column.'),
-        special_formula=N_(r"Diagonal plus rank one, the general form of the delta rule: the removal key $\hat\kappa_t$ "
-               r"says what to erase and the in-context learning rate $a_t$ how much, channel by channel; the "
-               r"write uses the key $\tilde k_t$. In fla's (and the engine's) terms the transition is "
+        special_formula=N_(r"Diagonal plus rank one, the general form of the delta rule: the removal key "
+               r"$\hat\kappa_t$ says what to erase and the in-context learning rate $a_t$ how much, channel by "
+               r"channel; the write uses the key $\tilde k_t$. In fla's (and the engine's) terms the transition is "
                r"$\mathrm{diag}(w_t) + a b^\top$ with $a = -\hat\kappa_t$, $b = \hat\kappa_t \odot a_t$. Here "
                r"$w_{t,i} = 0.7^{s_i}$, $a_t = 1$ and $\hat\kappa_t = \tilde k_t = k_t$."),
         mask_note=N_('RWKV-7 fades each key channel at its own speed; its correction needs one more step inside '
                'each chunk (a triangular system), not drawn here.'),
         knob=('channel', 1.0), nearest=None, off_knob=None,
         alpha=0.95,
-        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the value residual and the channel-mixing block.")),
+        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the "
+                    "value residual and the channel-mixing block.")),
     Variant(
         'mlstm', 'mLSTM (xLSTM)', short='mLSTM', family='fade', papers='Beck et al. 2024',
         rule=N_('mLSTM (xLSTM) has a forget gate and an input gate, and divides its answer by how much has '
@@ -274,18 +285,21 @@ RECORDS = (
         special=N_('Besides the forget gate it has an input gate that says how strongly to write, and it divides'
                ' the answer by a running total of what was written, so answers do not grow with the number '
                'of writes.'),
-        special_formula=N_(r"The input gate $i_t = \exp(\tilde\imath_t)$ can exceed 1, so the state is stored divided by "
-               '$e^{m_t}$, a running maximum; the normalizer $n_t = f_t n_{t-1} + i_t k_t$ divides the '
+        special_formula=N_(r"The input gate $i_t = \exp(\tilde\imath_t)$ can exceed 1, so the state is stored "
+               'divided by $e^{m_t}$, a running maximum; the normalizer $n_t = f_t n_{t-1} + i_t k_t$ divides the '
                r"read-out. Here $f_t = 0.9$ and $\tilde\imath_t = 0$, so $i_t = e^0 = 1$."),
         mask_note=N_('mLSTM fades by its forget gate (its input gate lets every pair in whole here, i = 1, so it '
                'changes nothing; the engine also rescales to keep the numbers in range).'),
-        knob=None, nearest=('scalar', 0.0), off_knob=N_("Not exactly on the knob: its forget gate is one number per token, like Mamba-2's (gate "
+        knob=None, nearest=('scalar', 0.0),
+        off_knob=N_("Not exactly on the knob: its forget gate is one number per token, like Mamba-2's (gate "
                '“{gate}”, β = {beta}), but the knob has no input gate and no normalizer. The link opens that'
                ' nearest setting.'),
         alpha=0.95,
-        left_out=N_("Our small version leaves out xLSTM's output gate and its learnable skip; the forget gate is a sigmoid.")),
+        left_out=N_("Our small version leaves out xLSTM's output gate and its learnable skip; the forget gate is "
+                    "a sigmoid.")),
     Variant(
-        'softmax', N_('Softmax attention (baseline)'), short=N_('Softmax attention'), family='baseline', papers='Vaswani et al. 2017',
+        'softmax', N_('Softmax attention (baseline)'), short=N_('Softmax attention'), family='baseline',
+        papers='Vaswani et al. 2017',
         rule=N_('Softmax attention keeps no fixed summary: it writes every word in its notebook of notes and '
                'compares the question with every label there.'),
         formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i)}{\sum_{j \le t} \exp(q_t^\top k_j)}\, v_i$$",
@@ -302,7 +316,8 @@ RECORDS = (
         mask_note=None,
         knob=None, nearest=None, off_knob=None,
         alpha=1.0,
-        left_out=N_('Our small version adds no position information to the tokens: only the short convolution before it tells one position from another.')),
+        left_out=N_('Our small version adds no position information to the tokens: only the short convolution '
+                    'before it tells one position from another.')),
 )
 
 REGISTRY = {record.name: record for record in RECORDS}

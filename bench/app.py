@@ -166,7 +166,8 @@ def server_part(variants, log):
         measure_run(variant)                          # warm-up: first calls pay one-time costs
         results[variant] = measure_run(variant)
         r = results[variant]
-        log(f"{variant}: run {r['run_ms']:.0f} ms, {r['bytes'] / 2 ** 20:.2f} MB ({r['deflated'] / 2 ** 20:.2f} MB deflated)")
+        log(f"{variant}: run {r['run_ms']:.0f} ms, {r['bytes'] / 2 ** 20:.2f} MB "
+            f"({r['deflated'] / 2 ** 20:.2f} MB deflated)")
     return results
 
 
@@ -324,7 +325,8 @@ def print_report(report):
               f"{'wire MB':>9}{'target':>9}  result")
         for variant, r in report["server"].items():
             print(f"{variant:<16}{r['engine_ms']:>8.0f}{r['frames_ms']:>8.0f}{r['pictures_ms']:>10.0f}"
-                  f"{r['message_ms']:>9.0f}{r['run_ms']:>8.0f}{r['bytes'] / 2 ** 20:>7.2f}{r['deflated'] / 2 ** 20:>9.2f}"
+                  f"{r['message_ms']:>9.0f}{r['run_ms']:>8.0f}{r['bytes'] / 2 ** 20:>7.2f}"
+                  f"{r['deflated'] / 2 ** 20:>9.2f}"
                   f"{'≤ 1':>9}  {mark(checks['run ' + variant]['pass'])}")
     if report["browser"] is not None:
         print(f"\n2. Browser, press → picture painted ({cfg['reps']} repetitions after 3 warm-up; ms), messages the "
@@ -335,7 +337,8 @@ def print_report(report):
             s = r.get("knob_ms")
             numbers = f"{s['p50']:>7.0f}{s['p95']:>7.0f}{s['max']:>7.0f}" if s else f"{'—':>7}" * 3
             kb = np.median(r["received_bytes"]) / 1024 if r["received_bytes"] else 0.0
-            print(f"{name:<36}{numbers}{r['sent'] / r['reps']:>6.0f}{kb:>8.1f}{r['changed']:>5}/{r['reps']:<3}{r['pictures']:>6}"
+            print(f"{name:<36}{numbers}{r['sent'] / r['reps']:>6.0f}{kb:>8.1f}{r['changed']:>5}/{r['reps']:<3}"
+                  f"{r['pictures']:>6}"
                   f"{'≤ %g' % r['target_ms']:>8}  {mark(checks['knob ' + name]['pass'])}")
 
 

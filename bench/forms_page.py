@@ -14,7 +14,8 @@ def main():
         common = max(set(rec) & set(chk))
         longest = max(chk)
         print(f"{v:15s} T={common:5d} recurrent {rec[common]*1e3:8.1f} ms  chunked {chk[common]*1e3:7.1f} ms  "
-              f"ratio {rec[common]/chk[common]:5.1f}x | parallel at T={max(par)} {par[max(par)]*1e3:7.1f} ms vs chunked {chk.get(max(par), float('nan'))*1e3:6.1f} | chunked reaches {longest}")
+              f"ratio {rec[common]/chk[common]:5.1f}x | parallel at T={max(par)} {par[max(par)]*1e3:7.1f} ms "
+              f"vs chunked {chk.get(max(par), float('nan'))*1e3:6.1f} | chunked reaches {longest}")
 
 
 if __name__ == "__main__":

@@ -307,7 +307,8 @@ def browser_visits(base, count, results, opened, begin, ready):
                 page, sent, problems = context.new_page(), [], []
                 page.on("websocket", lambda ws, sent=sent: ws.on("framesent", lambda payload: sent.append(payload)))
                 page.on("pageerror", lambda error, problems=problems: problems.append(str(error)[:200]))
-                page.on("console", lambda m, problems=problems: problems.append(m.text[:200]) if m.type == "error" else None)
+                page.on("console",
+                        lambda m, problems=problems: problems.append(m.text[:200]) if m.type == "error" else None)
                 record = {"errors": problems}
                 results.append(record)
                 pages.append((context, page, sent, record))
@@ -556,12 +557,14 @@ def targets(result):
 def fmt(stats, scale=1.0, unit=""):
     if not stats:
         return "—"
-    return f"p50 {stats['p50'] * scale:.2f}{unit}  p95 {stats['p95'] * scale:.2f}{unit}  max {stats['max'] * scale:.2f}{unit}  (n={stats['n']})"
+    return (f"p50 {stats['p50'] * scale:.2f}{unit}  p95 {stats['p95'] * scale:.2f}{unit}  "
+            f"max {stats['max'] * scale:.2f}{unit}  (n={stats['n']})")
 
 
 def print_report(report):
     r, m, s = report["result"], report["machine"], report["servers"]
-    print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs (shared: load average {m['load_before']} at the start, "
+    print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs "
+          f"(shared: load average {m['load_before']} at the start, "
           f"{m['load_after']} at the end), {m['workers']} servers behind nginx at {m['url']}")
     if r["mode"] in ("crowd", "heavy"):
         print(f"  viewers           {r['viewers']} on {r['path']}"
@@ -592,12 +595,14 @@ def print_report(report):
     if b:
         print(f"  browser pages     {b['pages']}: open {fmt(b['open_s'], unit=' s')}")
         print(f"                    knob → picture {fmt(b['knob_ms'], unit=' ms')}")
-        print(f"                    played frames late {fmt(b['frame_late_ms'], unit=' ms')}, skipped {b['frames_skipped']}")
+        print(f"                    played frames late {fmt(b['frame_late_ms'], unit=' ms')}, "
+              f"skipped {b['frames_skipped']}")
         print(f"                    messages sent while stepping and playing: {b['sent_stepping_playing']}, "
               f"errors {len(b['errors'])}" + (f": {b['errors'][:3]}" if b["errors"] else ""))
     print(f"  servers           CPU {s['cpu_s']:.0f} s in {s['wall_s']:.0f} s ({s['cpu_cores']:.2f} cores), "
           f"RSS " + ", ".join(f"{k} {v:.0f} MiB" for k, v in s["rss_mib"].items())
-          + f", servers' peak {s['servers_rss_peak_mib']:.0f} MiB; the load generator used {s['load_generator_cpu_s']:.0f} s of CPU")
+          + f", servers' peak {s['servers_rss_peak_mib']:.0f} MiB; "
+          f"the load generator used {s['load_generator_cpu_s']:.0f} s of CPU")
     print("Targets:")
     for what, target, value, ok in report["targets"]:
         shown = "—" if value is None else (f"{value:.2f}" if isinstance(value, float) else str(value))

@@ -1,8 +1,8 @@
 """`python -m engine capacity`: how many key→value associations one layer's state can hold.
 
-The training-free version of the capacity experiment of Schlag, Irie & Schmidhuber 2021 (engine/README.md, "Tasks and checkpoints";
-§7). One layer, one head, no projections: N unit keys k_i ∈ R^{d_k} are written with one-hot values
-through `engine.ops.forward`, then every key is read back from the final state S (o_i = S k_i, the
+The training-free version of the capacity experiment of Schlag, Irie & Schmidhuber 2021 (engine/README.md,
+"Tasks and checkpoints"; §7). One layer, one head, no projections: N unit keys k_i ∈ R^{d_k} are written with
+one-hot values through `engine.ops.forward`, then every key is read back from the final state S (o_i = S k_i, the
 query being the key itself, scale 1).
 
     python -m engine capacity --rule sum --d-k 64 --pairs 16,32,64,80,120,256 --keys random

@@ -1,4 +1,5 @@
-"""Checkpoints: safetensors weights, a JSON sidecar, and a checksum manifest (engine/README.md, "Tasks and checkpoints").
+"""Checkpoints: safetensors weights, a JSON sidecar, and a checksum manifest (engine/README.md, "Tasks and
+checkpoints").
 
     save("assets/checkpoints/deltanet.safetensors", model, command=..., data_seeds=..., ...)
     model, sidecar = load("assets/checkpoints/deltanet.safetensors")
@@ -131,7 +132,7 @@ def model_config(sidecar):
         raise CheckpointError(f"the sidecar's model config is not valid: {error}") from None
     too_big = {name: getattr(config, name) for name, limit in LIMITS.items() if getattr(config, name) > limit}
     if too_big:
-        raise CheckpointError(f"the sidecar's model config is beyond this engine's bounds: "
+        raise CheckpointError("the sidecar's model config is beyond this engine's bounds: "
                               + ", ".join(f"{name} = {value} > {LIMITS[name]}" for name, value in too_big.items()))
     if weights_bound(config) > MAX_WEIGHTS:
         raise CheckpointError(f"the sidecar's model config makes more than {MAX_WEIGHTS:,} weights")

@@ -1,4 +1,5 @@
-"""One token-mixing layer per variant, with the gate parametrizations of the papers (engine/README.md, "The family in one table").
+"""One token-mixing layer per variant, with the gate parametrizations of the papers (engine/README.md, "The family
+in one table").
 
 Every layer reads x [B,T,D] the same way:
 

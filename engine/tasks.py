@@ -1,4 +1,5 @@
-"""Synthetic tasks: multi-query associative recall (MQAR) and the capacity data (engine/README.md, "Tasks and checkpoints").
+"""Synthetic tasks: multi-query associative recall (MQAR) and the capacity data (engine/README.md, "Tasks and
+checkpoints").
 
     inputs, targets = mqar(vocab_size=256, seq_len=64, num_pairs=8, num_examples=1000, seed=0)
     data = capacity_data(num_pairs=80, d_k=64, keys="random", seed=0)

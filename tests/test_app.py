@@ -261,7 +261,7 @@ def test_parameter_docs_never_become_tooltips():
     session.stores["two-bills"] = store = CalculatorStore()
     from_doc = pn.widgets.IntInput.from_param(store.param.heads)
     assert from_doc.description == "query heads"                 # what Panel does by itself
-    ours = pn.widgets.Button(name="x", description=_("Play or pause (Space)"))
+    ours = pn.widgets.Button(label="x", description=_("Play or pause (Space)"))
     without_doc_tooltips(session, [pn.Column(pn.Row(from_doc)), ours])
     assert from_doc.description is None and ours.description == "Play or pause (Space)"
 

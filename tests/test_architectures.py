@@ -216,14 +216,14 @@ def test_the_page_renders_in_both_languages_and_levels(lang, words):
         links = " ".join(card["links"].object for card in view.cards.values())
         assert words[1] in links and f"lang={lang}" in links and "level=elementare" in links
         assert all("<math" not in t for t in texts) and "DeltaNet" in view.lamp.object
-        assert view.cards["deltanet"]["button"].button_style == "solid"
-        assert [c["button"].button_style for c in view.cards.values()].count("solid") == 1
+        assert view.cards["deltanet"]["button"].variant == "solid"
+        assert [c["button"].variant for c in view.cards.values()].count("solid") == 1
         session.level = "superiore"                                  # the level switches live
         texts = [card["text"].object for card in view.cards.values()]
         assert all("<math" in t for t in texts) and "level=superiore" in view.cards["gla"]["links"].object
         assert "Yang et al. 2024" in view.cards["gla"]["text"].object   # paper names at Superiore
         store.arch = "rwkv6"
-        assert "RWKV-6" in view.lamp.object and view.cards["deltanet"]["button"].button_style == "outline"
+        assert "RWKV-6" in view.lamp.object and view.cards["deltanet"]["button"].variant == "outline"
         headings = [o.object for o in page.objects if hasattr(o, "object") and isinstance(o.object, str)]
         assert any(words[0] in h for h in headings)
 

@@ -31,6 +31,9 @@ def test_quick_json_report():
         assert {str(c) for c in cfg["contexts"]} == set(report["steps"][variant])
         assert all(e["time_s"] > 0 for e in report["steps"][variant].values())
 
+    # FLOP counts, not timings: the delta rule's chunks do more matrix work per token of its loop
+    assert set(report["work_ratios"]) == {"linear", "deltanet"}
+    assert report["work_ratios"]["deltanet"] > report["work_ratios"]["linear"] > 1
     assert report["matmul"]["best_gflops"] > 0
     assert all(g > 0 for g in report["matmul"]["gflops"].values())
     assert report["chunked_linear"]["gflops"] > 0

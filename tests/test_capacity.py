@@ -35,6 +35,20 @@ def test_sum_rule_degrades_past_d_k():
     assert rows[1]["error"] == pytest.approx(0.5 * (2 * D - 1) / D, rel=0.25)
 
 
+def test_trials_draw_different_keys_and_the_rows_are_their_mean():
+    """Trial t draws its keys with seed + t: the sum rule's error, ½ Σ_{j≠i} (k_i·k_j)² averaged over the
+    pairs, computed here from each trial's own keys, differs from trial to trial and the row is the mean."""
+    N, trials, seed = 2 * D, 3, 5
+    errors = []
+    for t in range(trials):
+        K = capacity_data(num_pairs=N, d_k=D, keys="random", seed=seed + t).keys
+        errors.append(float(0.5 * ((K @ K.T - torch.eye(N, dtype=K.dtype)) ** 2).sum(1).mean()))
+    assert len(set(errors)) == trials
+    row = capacity("sum", d_k=D, pairs=[N], keys="random", seed=seed, trials=trials)[0]
+    assert row["error"] == pytest.approx(sum(errors) / trials, rel=1e-9)
+    assert capacity("sum", d_k=D, pairs=[N], keys="random", seed=seed + 1)[0]["error"] == pytest.approx(errors[1])
+
+
 def test_delta_rule_degrades_past_d_k():
     rows = capacity("delta", d_k=D, pairs=[D // 2, 4 * D], keys="random", trials=2)
     assert rows[0]["accuracy"] > rows[1]["accuracy"] and rows[1]["accuracy"] < 0.8

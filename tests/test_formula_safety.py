@@ -4,7 +4,7 @@ import html.parser
 import latex2mathml.commands
 import pytest
 
-from app.components.text import formula, to_html
+from app.components.text import formula, inline_html, to_html
 
 HOSTILE = ['\\text{<img src=x onerror=alert(1)>}', '\\mbox{<script>alert(1)</script>}', 'a < b & c > d',
            '\\href{javascript:alert(1)}{x}', '\\style{position:fixed;inset:0}{x}', '\\color{red" onclick="x}{y}',
@@ -58,3 +58,16 @@ def test_our_formulas_are_unchanged():
 def test_a_formula_latex2mathml_cannot_read_shows_its_source():
     out = to_html("before $\\left( x$ after")
     assert "<code>\\left( x</code>" in out and out.startswith("<p>before ")
+
+
+@pytest.mark.parametrize("prose", ['<img src=x onerror=alert(1)>', '<script>alert(1)</script> and **<b>bold</b>**',
+                                   'a < b & c > d', '" onmouseover="x', '&lt;i&gt; already escaped'])
+def test_prose_outside_formulas_is_shown_not_run(prose):
+    """A translation is text: whatever it holds outside $…$ reaches the page as the characters it wrote."""
+    for converted, wrapper in ((to_html(prose + " $x$"), "p"), (inline_html(prose), None)):
+        markup = Markup(converted)
+        assert set(markup.tags) <= {"p", "strong", "math", "mrow", "mi"}, markup.tags
+        assert not markup.attributes - {"xmlns", "display"}
+        shown = "".join(markup.data).replace("**", "")
+        assert shown.startswith(prose.replace("**", "")), shown
+        assert (markup.tags[0] == wrapper) if wrapper else "p" not in markup.tags

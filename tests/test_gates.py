@@ -3,6 +3,7 @@ import math
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from engine.gates import SPREAD, channel_spread, make_gates, retnet_log_decay
 from engine.ops import GATES, VARIANTS, forward
@@ -69,6 +70,49 @@ def test_seeded_gates_are_random_around_the_knobs_and_the_same_in_every_dtype():
     again = make_gates("gated_deltanet", shape, alpha=0.9, beta=0.6, seed=3, dtype=torch.float32)
     assert torch.equal(again["g"], g.float()) and not torch.equal(
         make_gates("gated_deltanet", shape, alpha=0.9, beta=0.6, seed=4)["g"], g.float())
+
+
+def uniform_share(x):
+    """x scaled to (0, 1) tested for a uniform law: range, mean and quartiles (n in the thousands)."""
+    x = x.flatten()
+    assert x.numel() >= 4000 and x.min() > 0 and x.max() < 1
+    quartiles = torch.quantile(x, torch.tensor([0.25, 0.5, 0.75], dtype=x.dtype))
+    assert torch.allclose(quartiles, torch.tensor([0.25, 0.5, 0.75], dtype=x.dtype), atol=0.03), quartiles
+    assert x.mean().item() == pytest.approx(0.5, abs=0.02)
+
+
+def seeded_log_decay(variant, gates):
+    """The log decay a seeded recipe drew: g, or log σ(f) for mLSTM's forget gate."""
+    return F.logsigmoid(gates["f"]) if variant == "mlstm" else gates["g"]
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if "g" in GATES[v] or v == "mlstm"])
+def test_every_seeded_decay_is_uniform_between_twice_log_alpha_and_zero(variant):
+    """The module's promise for every variant: each log decay uniform in (2 log α, 0), so the decays keep
+    α a step on average in log space. RetNet's is one rate per head and held over every token, as the
+    paper's γ_h = 1 − 2^(−5−h) (drawn at random around α here instead of from that ladder)."""
+    alpha, shape = 0.9, (1, 1, 4000, 4) if variant == "retnet" else (2, 1000, 2, 4)
+    gates = make_gates(variant, shape, alpha=alpha, beta=0.6, seed=7, dtype=torch.float64)
+    g = seeded_log_decay(variant, gates)
+    if variant == "retnet":
+        assert g.shape == (4000,)                             # per head, the same at every token
+    uniform_share(g / (2 * math.log(alpha)))
+
+
+@pytest.mark.parametrize("variant", [v for v in VARIANTS if "beta" in GATES[v] or v == "rwkv7"])
+def test_every_seeded_correction_is_uniform_between_zero_and_beta(variant):
+    shape, beta = (2, 1000, 2, 4), 0.6
+    gates = make_gates(variant, shape, alpha=0.9, beta=beta, seed=7, dtype=torch.float64)
+    if variant == "rwkv7":                                    # b = β_i κ̂ with β_i per channel, a = −κ̂
+        step = gates["b"] / -gates["a"]
+    else:
+        step = gates["beta"]
+    uniform_share(step / beta)
+
+
+def test_seeded_trials_draw_different_rates():
+    first, second = (make_gates("retnet", SHAPE, alpha=0.9, seed=s)["g"] for s in (1, 2))
+    assert not torch.equal(first, second) and torch.equal(first, make_gates("retnet", SHAPE, alpha=0.9, seed=1)["g"])
 
 
 def test_retnet_paper_decays():

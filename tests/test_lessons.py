@@ -73,9 +73,9 @@ def test_lessons_follow_the_chapter():
 
 @pytest.mark.parametrize("slug", [slug for slug in LESSONS if slug != "state"])
 def test_every_setup_is_the_pages_own_url_parameters_with_valid_values(slug):
-    owners = {"softmax": (SoftmaxStore, Player), "two-bills": (GenerationStore, CalculatorStore, Player), "transition": (TransitionStore,),
-              "memory-fails": (MemoryStore,), "parallel-recurrent": (FormsStore, Player),
-              "architectures": (ArchitecturesStore,)}[slug]
+    owners = {"softmax": (SoftmaxStore, Player), "two-bills": (GenerationStore, CalculatorStore, Player),
+              "transition": (TransitionStore,), "memory-fails": (MemoryStore,),
+              "parallel-recurrent": (FormsStore, Player), "architectures": (ArchitecturesStore,)}[slug]
     keys = {key for owner in owners for key in owner.URL.values()}
     for card in LESSONS[slug]:
         assert set(card.setup) <= keys, set(card.setup) - keys          # a misspelt key would be ignored
@@ -107,6 +107,36 @@ def test_crowded_columns_make_anna_fail_and_a_column_each_does_not():
     assert LESSONS["state"][0].correct(phonebook) == 0                         # all four right
     assert LESSONS["state"][3].correct(crowd) == 1                             # Anna's column is shared
     assert list(crowd.result.columns.values()).count(crowd.result.columns["Anna"]) == 2
+
+
+def read_columns(preset):
+    """Each question of a state-page preset answered directly in NumPy: linear attention with a column
+    per name (the i-th new name takes column i mod 16), S ← S + v kᵀ, the read-out S k; the answer is the
+    stored number whose vector points most like it, with that cosine."""
+    tokens = mechanism.parse(mechanism.PRESETS[preset])[0]
+    value = lambda number: mechanism.embedding(number, "value", 0, 0)
+    numbers = sorted({t.value for t in tokens if t.kind == "write"})
+    columns, latest, S, answers = {}, {}, np.zeros((mechanism.D_V, mechanism.D_K)), {}
+    for token in tokens:
+        if token.key is not None:
+            columns.setdefault(token.key, len(columns) % mechanism.D_K)
+        if token.kind == "write":
+            S[:, columns[token.key]] += value(token.value)
+            latest[token.key] = token.value
+        elif token.kind == "ask":
+            o = S[:, columns[token.key]]
+            best = max(numbers, key=lambda n: value(n) @ o)
+            answers[token.key] = (best, float(value(best) @ o / np.linalg.norm(o)), latest[token.key])
+    return answers
+
+
+def test_state_a_column_each_answers_all_four_and_a_crowd_mixes_anna():
+    phonebook = read_columns("phonebook")
+    assert len(phonebook) == 4 and all(a == e and s > 0.999 for a, s, e in phonebook.values())
+    assert answer_of("state", 1)[2] == "Yes, all four"
+    anna, similarity, expected = read_columns("crowd")["Anna"]
+    assert expected == "26" and similarity < 0.9                       # Anna's column also holds Ugo's 58
+    assert answer_of("state", 4)[2] == "No"
 
 
 def test_a_card_lives_in_the_url_and_bad_values_are_notices():
@@ -293,7 +323,8 @@ def test_memory_perpendicular_labels_and_changed_numbers(number, rule, rewrites)
 def recurrent_numpy(variant, length, seed, alpha):
     """The layer word by word in NumPy, float64: S ← S·diag(decay) + v kᵀ, o = S q / √d."""
     from app.dashboards.parallel_recurrent.model import make_inputs
-    q, k, v, gates = (x if isinstance(x, dict) else x[0, :, 0].numpy() for x in make_inputs(variant, length, seed, alpha))
+    q, k, v, gates = (x if isinstance(x, dict) else x[0, :, 0].numpy()
+                      for x in make_inputs(variant, length, seed, alpha))
     g = gates["g"].numpy()
     decay = np.exp(np.broadcast_to(g[0, :, 0] if g.ndim == 4 else g.reshape(1, 1), (length, q.shape[1])))
     S, out = np.zeros((v.shape[1], k.shape[1])), []
@@ -361,3 +392,37 @@ def test_architectures_deltanet_erases_along_its_key_and_rwkv6_is_gla():
     assert answer_of("architectures", 3)[2] == "erases it (0)"
     assert gap("gla") < 1e-12 and min(gap(v) for v in ("retnet", "mamba2", "deltanet")) > 0.05
     assert answer_of("architectures", 4)[2] == "GLA"
+
+
+# each card's right choice is pinned by a test above that computes it without the card's own `correct`
+PINNED = {
+    "softmax": ("test_softmax_the_table_the_same_answers_and_a_summary_of_fixed_size",) * 3
+    + ("test_softmax_which_order_does_less_work",) * 2,
+    "two-bills": ("test_two_bills_the_notebook_outgrows_the_summary_where_the_bytes_say",
+                  "test_two_bills_twice_the_text_is_four_times_the_work",
+                  "test_two_bills_the_slower_layer_is_read_off_the_times_the_page_shows",
+                  "test_two_bills_a_real_models_notebook_against_its_weights"),
+    "state": ("test_state_a_column_each_answers_all_four_and_a_crowd_mixes_anna",
+              "test_a_sum_mixes_a_changed_number_and_the_correction_replaces_it",
+              "test_a_sum_mixes_a_changed_number_and_the_correction_replaces_it",
+              "test_state_a_column_each_answers_all_four_and_a_crowd_mixes_anna"),
+    "transition": ("test_transition_adding_keeps_the_old_number_and_correcting_gives_the_new",) * 2
+    + ("test_transition_forgetting_gives_anna_the_new_number_and_costs_one_other",
+       "test_transition_how_many_of_the_three_models_get_everything_right"),
+    "memory-fails": ("test_memory_the_bound_leaves_zero_at_d_k_pairs",
+                     "test_memory_random_labels_leak_from_the_first_pairs")
+    + ("test_memory_perpendicular_labels_and_changed_numbers",) * 3,
+    "parallel-recurrent": ("test_parallel_the_three_ways_agree_with_a_direct_loop",
+                           "test_parallel_blocks_as_long_as_the_text_are_the_parallel_way",
+                           "test_parallel_the_three_ways_agree_with_a_direct_loop",
+                           "test_parallel_the_differences_are_rounding"),
+    "architectures": ("test_architectures_forgetting_computed_directly",) * 2
+    + ("test_architectures_deltanet_erases_along_its_key_and_rwkv6_is_gla",) * 2,
+}
+
+
+def test_every_cards_answer_is_pinned_by_a_direct_computation():
+    """A new card, or one moved, fails here until a test computes its answer from the page's numbers."""
+    assert {slug: len(tests) for slug, tests in PINNED.items()} == {slug: len(c) for slug, c in LESSONS.items()}
+    for tests in PINNED.values():
+        assert all(callable(globals().get(name)) for name in tests), tests

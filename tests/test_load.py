@@ -69,7 +69,8 @@ def test_report_prints_every_number(capsys):
     report["targets"] = load.targets(report["result"])
     load.print_report(report)
     out = capsys.readouterr().out
-    for words in ("page open", "knob → frames", "first moves", "later moves", "dropped sessions", "1.20 s per page opened", "80 ms per knob",
+    for words in ("page open", "knob → frames", "first moves", "later moves", "dropped sessions",
+                  "1.20 s per page opened", "80 ms per knob",
                   "browser pages", "played frames late", "messages sent while stepping and playing: 0",
                   "1.20 cores", "PASS"):
         assert words in out, words

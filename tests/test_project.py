@@ -29,3 +29,10 @@ def test_ci_runs_the_readme_test_command():
     readme = (ROOT / "README.md").read_text()
     ci = (ROOT / ".ci" / "run").read_text()
     assert "./scripts/test" in readme and "./scripts/test" in ci
+
+
+def test_the_test_command_lints_before_it_tests():
+    script = (ROOT / "scripts" / "test").read_text()
+    assert script.index(".venv/bin/ruff check .") < script.index("-m pytest")
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
+    assert config["line-length"] == 120 and "E501" in config["lint"]["select"]

@@ -198,8 +198,8 @@ def test_the_view_draws_the_answer_taken_apart_and_the_map():
         np.testing.assert_array_equal(bars["top"], found.layers[1].share)
         np.testing.assert_array_equal(bars["kept"], found.layers[1].kept)
         assert "GLA, query 5" in view.forensics.status.object
-        assert f"Layer 1: {dict(faded='faded', crosstalk='cross-talk', right='neither', spread='neither')[found.verdicts[0].kind]}" \
-            in view.forensics.verdicts[0].elementare
+        verdict = dict(faded='faded', crosstalk='cross-talk', right='neither', spread='neither')[found.verdicts[0].kind]
+        assert f"Layer 1: {verdict}" in view.forensics.verdicts[0].elementare
         header, *rows = table_cells(view.forensics.tables[0].object)
         assert header == ["write", "share", "size", "let through", "similarity"]
         assert token_name(0) == "·" and token_name(17) == "k17" and token_name(203) == "v203"

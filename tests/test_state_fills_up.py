@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from app import mechanism
-from app.dashboards.state_fills_up.model import StateStore, head_frame, limits_of
+from app.dashboards.state_fills_up.model import StateStore, head_frame
 from app.variants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -65,11 +65,20 @@ def test_softmax_frames_show_the_cache_so_far():
 
 
 def test_colour_ranges_are_fixed_per_run():
+    """Each picture's colour range is the largest |value| it shows over the whole run: the state, the write,
+    the read-out, and the update pictures (the whole change S_t − S_{t−1} and its transition part share one)."""
     store = StateStore(variant="deltanet")
-    peak = max(np.abs(r.state).max() for r in store.result.records)
-    assert store.limits == limits_of(store.result.records) and store.limits["state"] == pytest.approx(peak)
-    store.variant = "gla"
-    assert store.limits == limits_of(store.result.records)
+    for variant in ("deltanet", "gla"):
+        store.variant = variant
+        records = store.result.records
+        states = [np.zeros_like(records[0].state)] + [r.state for r in records]
+        change = [after - before for before, after in zip(states, states[1:])]
+        write = max(np.abs(r.write).max() for r in records)
+        removed = max(np.abs(c - r.write).max() for c, r in zip(change, records))
+        expected = {"state": max(np.abs(r.state).max() for r in records), "write": write,
+                    "output": max(np.abs(r.output).max() for r in records),
+                    "update": max(write, removed, max(np.abs(c).max() for c in change))}
+        assert {name: store.limits[name] for name in expected} == pytest.approx(expected, rel=1e-12), variant
 
 
 @pytest.mark.parametrize("variant,beta", [("deltanet", 0.6), ("gated_deltanet", 0.6), ("deltanet", 1.0)])
@@ -179,3 +188,27 @@ def test_packed_columns_come_back_to_within_a_65534th_of_their_largest_number():
         assert codes.dtype == np.int16
         values = columns[name].ravel()
         np.testing.assert_allclose(codes * scale, values, rtol=0, atol=np.abs(values).max(initial=0) / 65534 + 1e-300)
+
+
+def test_the_knobs_run_the_model_when_released_and_a_drag_moves_only_their_label():
+    """A drag sends `value` at every step crossed, a release (or a key press) `value_throttled`: only the
+    latter starts a run. A store changed elsewhere (a lesson card, a link) moves the slider."""
+    import param
+
+    from app.dashboards.state_fills_up.view import StateView
+    from app.i18n import language
+    from app.session import Session
+
+    store = StateStore(variant="gated_deltanet", source="mqar")
+    with language("en"):
+        controls = {getattr(c, "name", None): c for c in StateView(store=store, session=Session()).controls()}
+    for name, param_name, moved in (("Forget α (1 keeps everything)", "alpha", 0.5),
+                                    ("Correct β (1 replaces fully)", "beta", 0.35), ("Pairs", "pairs", 7)):
+        slider, run = controls[name], store.result
+        slider.value = moved                                      # dragging over it
+        assert getattr(store, param_name) != moved and store.result is run, name
+        with param.edit_constant(slider):                         # released there (the browser's message)
+            slider.value_throttled = moved
+        assert getattr(store, param_name) == moved and store.result is not run, name
+    store.alpha = 0.8
+    assert controls["Forget α (1 keeps everything)"].value == 0.8

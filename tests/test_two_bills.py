@@ -1,6 +1,7 @@
 """Dashboard "Two bills" without a browser: the generation store against the engine, the calculator
 against closed forms and published shapes, the URL rules and the number formats."""
 import math
+import re
 import subprocess
 import sys
 
@@ -188,7 +189,8 @@ def test_the_calculator_chart_data_changes_once_per_change():
     seen = []
     store.param.watch(lambda event: seen.append(event.new), "memory")
     store.heads = 4                                       # kv_heads follows, the preset becomes custom
-    assert seen == [(4096, store.kv_cache_bytes(), store.state_bytes(), None)]
+    # Llama-2-7B with 4 query and KV heads of 128, fp16: 2·32·4·128·4,096·2 bytes of cache, 32·4·128·128·2 of state
+    assert seen == [(4096, 2 * 32 * 4 * 128 * 4096 * 2, 32 * 4 * 128 * 128 * 2, None)]
     assert store.kv_heads == 4 and store.preset == CUSTOM
 
 
@@ -217,11 +219,42 @@ def test_the_page_draws_both_stores():
         assert "Linear attention" in view.generation.setup.object
         memory = view.calculator.chart.picture
         assert memory.sources["cache"].data["y"][-1] == pytest.approx(
-            view.calculator.store.kv_cache_bytes() / 1e9)     # 131,072 tokens of Llama-3-8B: in GB
+            2 * 32 * 8 * 128 * 131_072 * 2 / 1e9)              # 131,072 tokens of Llama-3-8B (bf16): in GB
         assert memory.figure.yaxis[0].axis_label == "memory (GB)"
         history = view.generation.history.picture
         assert history.items["state"].label.value == "state (Linear attention)"
         assert len(history.sources["state"].data["x"]) == 1
+
+
+def test_the_bills_show_the_bytes_in_the_readers_units_and_numbers():
+    """The figures a visitor reads, from closed forms: 512 tokens pre-filled, then token t holds 512 + t keys
+    and values of 2 heads × 16 numbers × 4 bytes (256 B a token): 131 kB at the first, 135 kB at the 16th;
+    the state 2 × 16 × 16 × 4 = 2,048 B. Decimal units, three digits, the language's decimal mark."""
+    from bokeh.document import Document
+
+    from app.dashboards.two_bills.calculator_view import CalculatorView
+    from app.dashboards.two_bills.view import TwoBillsView
+    from app.session import Session
+
+    store = GenerationStore(tokens=16, heads=2, dim=16, context=512)
+    for lang, state, weights in (("en", "2.05 kB", "16.1 GB"), ("it", "2,05 kB", "16,1 GB")):
+        with language(lang):
+            view = TwoBillsView(store=store, session=Session())
+            view.__panel__().get_root(Document())
+            frames = view.generation.status.frames
+            calculator = CalculatorView(store=CalculatorStore(preset="llama3_8b", context=131_072),
+                                        session=Session()).results.object
+        for t, frame in enumerate(frames, start=1):
+            cache_shown, state_shown = re.findall(r'class="amount">([^<]*)<', frame)
+            assert cache_shown == f"{round((512 + t) * 256 / 1000)} kB" and state_shown == state, frame
+            assert "256 B" in frame
+        # Llama-3-8B in bf16: 2·32·8·128·131,072·2 B of cache, 32·32·128·128·2 B of a state of its shape
+        cache, fixed = 2 * 32 * 8 * 128 * 131_072 * 2, 32 * 32 * 128 * 128 * 2
+        assert (cache, fixed) == (17_179_869_184, 33_554_432)
+        amounts = re.findall(r'class="amount">([^<]*)<', calculator)
+        mark = "," if lang == "it" else "."
+        assert amounts == [f"17{mark}2 GB", f"33{mark}6 MB"], amounts
+        assert "131 kB" in calculator and weights in calculator          # per token; 8.03e9 parameters × 2 B
 
 
 # ------------------------------------------------------------------------------ calculator

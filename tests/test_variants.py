@@ -1,5 +1,6 @@
 """The variant registry (app/variants.py) and the engine name the same variants, or fail clearly."""
 import dataclasses
+import re
 
 import pytest
 
@@ -62,9 +63,14 @@ def test_every_record_has_its_words_in_both_languages_and_formulas_that_convert(
             assert all(_(w) for w in words)
     with language("it"):
         assert _(record.rule) != record.rule and _(record.left_out) != record.left_out
-    assert "<math" in to_html(record.formula)
-    for cell in record.table_formula:
-        assert "<script" not in to_html(cell)
+    # what a reader sees: every $…$ of the formula and of the table's cells drawn as MathML, none left as
+    # its LaTeX source (the fallback for a formula latex2mathml cannot read), in both languages
+    for code in ("it", "en"):
+        with language(code):
+            for text in (record.formula, *record.table_formula):
+                shown = to_html(_(text))
+                assert shown.count("<math") == len(re.findall(r"\$\$.+?\$\$|\$.+?\$", _(text))), text
+                assert "<code>" not in shown and "$" not in shown, text
 
 
 def test_rwkv7s_words_are_what_the_engine_and_its_layer_compute():

@@ -18,14 +18,18 @@ def sidebar_label(text):
 def mechanism_knobs(store):
     """(forget α slider, correct β slider, seed box) bound to a store with alpha, beta and seed."""
     # the value beside the name in the page's number format (0,95 in Italian)
+    # throttled: the store takes the value a released slider (or a key press) sends, one run per move; a
+    # drag only moves the slider's own label on the way
     alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"), step=0.01,
-                                              format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width")
+                                              format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width",
+                                              throttled=True)
     beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"), step=0.05,
-                                             format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width")
+                                             format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width",
+                                             throttled=True)
     seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
                                           sizing_mode="stretch_width")
     for slider in (alpha, beta):
         # Panel holds a slider's change for 50 ms in case more follow; a key press sends one, and the
-        # new run is what a visitor waits for (a drag still gathers the moves that come while one computes)
+        # new run is what a visitor waits for
         slider._debounce = KNOB_DEBOUNCE_MS
     return alpha, beta, seed

@@ -64,7 +64,8 @@ class LessonCard(JSComponent):
       const title = document.createElement("span"); title.innerHTML = model.heading
       head.append(link("← " + w.previous, w.previous_href, "previous"), title, link(w.next + " →", w.next_href, "next"))
       const prompt = document.createElement("div"); prompt.className = "prompt"; prompt.innerHTML = model.prompt
-      const choices = document.createElement("div"); choices.className = "choices"; choices.setAttribute("role", "group")
+      const choices = document.createElement("div"); choices.className = "choices"
+      choices.setAttribute("role", "group")
       const press = document.createElement("div"); press.className = "press"; press.innerHTML = model.press
       const observe = document.createElement("div"); observe.className = "observe"
       press.hidden = observe.hidden = true

@@ -89,7 +89,9 @@ class Player(JSComponent):
       if (s < 0) { return values }
       if ((state.tags || [])[0] === OUTER) {
         const u = state.data.u[0], w = state.data.w[0]
-        for (let i = 0; i < rows; i++) { for (let j = 0; j < cols; j++) { values[i * cols + j] = u[s * rows + i] * w[s * cols + j] } }
+        for (let i = 0; i < rows; i++) {
+          for (let j = 0; j < cols; j++) { values[i * cols + j] = u[s * rows + i] * w[s * cols + j] }
+        }
         return values
       }
       const codes = state.data.image[s]
@@ -337,7 +339,9 @@ class Player(JSComponent):
       model.on("remove", () => {
         stop()
         observer.disconnect()
-        for (const el of plotOf.values()) { const view = viewOf.get(el); if (view && paused.has(view)) { paused.delete(view); view.unpause() } }
+        for (const el of plotOf.values()) {
+          const view = viewOf.get(el); if (view && paused.has(view)) { paused.delete(view); view.unpause() }
+        }
         document.removeEventListener("keydown", onKey)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys

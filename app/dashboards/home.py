@@ -106,8 +106,8 @@ def build(session):
     session.param.watch(draw_glossary, "level")
     draw_glossary()
     labs = html.escape(_("Laboratories, to explore freely"))
-    grid = pn.pane.HTML(f'<h2 class="section">{labs}</h2><div class="cards">{"".join(cards)}</div>', stylesheets=[TEXT_CSS, CARD_CSS],
-                        sizing_mode="stretch_width", margin=(0, 10))
+    grid = pn.pane.HTML(f'<h2 class="section">{labs}</h2><div class="cards">{"".join(cards)}</div>',
+                        stylesheets=[TEXT_CSS, CARD_CSS], sizing_mode="stretch_width", margin=(0, 10))
     return Page(main=pn.Column(top, lessons_html(session), glossary, grid, sizing_mode="stretch_width"))
 
 

@@ -114,7 +114,8 @@ class Budget:
         if len(data) > self.limits.max_bytes:
             raise ExportRefused(_("The file would be {size} MB, more than the {most} MB one export may be here: "
                                   "choose a smaller size or a shorter run.").format(
-                size=format_number(round(len(data) / 2 ** 20, 1)), most=format_number(self.limits.max_bytes // 2 ** 20)))
+                size=format_number(round(len(data) / 2 ** 20, 1)),
+                most=format_number(self.limits.max_bytes // 2 ** 20)))
         return data
 
 

@@ -65,7 +65,8 @@ def forward(variant, q, k, v, *, form, chunk_size=64, scale=None, initial_state=
         if form == "parallel":
             o, (keys, values) = _parallel.softmax_parallel(q * scale, k, v, heads_first(state.k), heads_first(state.v))
         else:
-            o, (keys, values) = _chunked.softmax_chunked(q, k, v, heads_first(state.k), heads_first(state.v), chunk, scale)
+            o, (keys, values) = _chunked.softmax_chunked(q, k, v, heads_first(state.k), heads_first(state.v), chunk,
+                                                         scale)
         back = lambda x: rearrange(x, "b h t ... -> b t h ...")
         return back(o), KVCache(back(keys), back(values))
 

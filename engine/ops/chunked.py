@@ -1,7 +1,7 @@
 """Chunked forms: matrix multiplies inside each chunk, the state passed across chunks.
 
-Every fixed-state variant except mLSTM is a case of one recurrence (engine/README.md, "The family in one table"), in the paper
-convention S ∈ R^{d_v×d_k}:
+Every fixed-state variant except mLSTM is a case of one recurrence (engine/README.md, "The family in one table"),
+in the paper convention S ∈ R^{d_v×d_k}:
 
     S_t = S_{t-1} (diag(exp g_t) + a_t b_tᵀ) + v_t k_tᵀ,     o_t = S_t q_t
 
@@ -100,7 +100,8 @@ def _per_channel_scores(x, gx, y, gy, strict):
     xb, gxb, yb, gyb = blocks_of(x), blocks_of(gx), blocks_of(y), blocks_of(gy)
 
     # 2. references: R_0 = 0 (block 0 has no earlier columns), R_I = gy just before block I
-    R = torch.cat([torch.zeros_like(gy[..., :1, :]), gy[..., c - 1:-1:c, :]], -2)[..., :n, :].unsqueeze(-2)  # [.., n, 1, D]
+    R = torch.cat([torch.zeros_like(gy[..., :1, :]), gy[..., c - 1:-1:c, :]], -2)[..., :n, :].unsqueeze(-2)
+    # R: [.., n, 1, D]
     earlier = torch.arange(n * c, device=x.device)[None, :] < torch.arange(n, device=x.device)[:, None] * c
 
     # 3. off-diagonal blocks: rows of block I against all earlier columns, one matmul per block
@@ -114,11 +115,13 @@ def _per_channel_scores(x, gx, y, gy, strict):
     off = torch.cat(off, -3)
 
     # 4. diagonal blocks: the exact [c, c, D] decays, exponents taken only where the mask keeps them
-    log_d = (gxb.unsqueeze(-2) - gyb.unsqueeze(-3)).masked_fill(~_causal_mask(c, strict, x.device)[:, :, None], -math.inf)
+    log_d = (gxb.unsqueeze(-2) - gyb.unsqueeze(-3)).masked_fill(~_causal_mask(c, strict, x.device)[:, :, None],
+                                                                -math.inf)
     diag = (xb.unsqueeze(-2) * log_d.exp() * yb.unsqueeze(-3)).sum(-1)                  # [.., n, c, c]
 
     # 5. place the diagonal blocks on the block diagonal of the [n·c, n·c] scores, cut the padding
-    scores = off.unflatten(-1, (n, c)) + torch.einsum("...iab,ij->...iajb", diag, torch.eye(n, dtype=x.dtype, device=x.device))
+    scores = off.unflatten(-1, (n, c)) + torch.einsum("...iab,ij->...iajb", diag,
+                                                      torch.eye(n, dtype=x.dtype, device=x.device))
     return scores.flatten(-4, -3).flatten(-2, -1)[..., :C, :C]
 
 

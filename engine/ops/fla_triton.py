@@ -68,7 +68,7 @@ def forward(variant, q, k, v, *, scale=None, initial_state=None, kernel=None, **
     state = check_state(variant, False, initial_state, q, B, H, K, V)
     run = kernel or _kernel(variant)
     o, fla_state = run(q, k, v, **KERNELS[variant][1](gates), scale=check_scale(scale, K),
-                       initial_state=state.mT.float().contiguous(),            # ours [B,H,d_v,d_k] → fla's [B,H,d_k,d_v]
+                       initial_state=state.mT.float().contiguous(),   # ours [B,H,d_v,d_k] → fla's [B,H,d_k,d_v]
                        output_final_state=True)
     return o.to(q.dtype), fla_state.mT.to(q.dtype)
 
@@ -77,7 +77,8 @@ def snapshots(variant, q, k, v, *, every, scale=None, initial_state=None, kernel
     """The sequence in pieces of `every` tokens chained through initial_state: (o, [state after
     each piece]) — the states the app draws, from a kernel that keeps only the last one."""
     T = q.shape[1]
-    timed = lambda name, x: torch.is_tensor(x) and x.dim() >= 3 and name != "u" and not (variant == "retnet" and name == "g")
+    timed = lambda name, x: (torch.is_tensor(x) and x.dim() >= 3 and name != "u"
+                             and not (variant == "retnet" and name == "g"))
     outputs, states, state = [], [], initial_state
     for start in range(0, T, every):
         piece = slice(start, min(start + every, T))

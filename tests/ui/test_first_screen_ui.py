@@ -10,7 +10,9 @@ WIDTH_JS = """() => { const main = document.querySelector('#main');
 
 TITLE_SIZE_JS = """() => {            // the page title's type size, found through the shadow roots
   const find = (root) => { const h1 = root.querySelector('h1'); if (h1) return h1;
-    for (const el of root.querySelectorAll('*')) { if (el.shadowRoot) { const f = find(el.shadowRoot); if (f) return f; } }
+    for (const el of root.querySelectorAll('*')) {
+      if (el.shadowRoot) { const f = find(el.shadowRoot); if (f) return f; }
+    }
     return null; };
   return parseFloat(getComputedStyle(find(document)).fontSize); }"""
 

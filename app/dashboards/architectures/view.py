@@ -160,7 +160,7 @@ class ArchitecturesView(DashboardView):
         self._draw()
 
     def _card(self, variant):
-        button = pn.widgets.Button(name=label(variant), button_type="primary", button_style="outline",
+        button = pn.widgets.Button(label=label(variant), color="primary", variant="outline",
                                    height=40, sizing_mode="stretch_width",
                                    stylesheets=[".bk-btn { font-size: 18px; font-weight: 700; }"])
         button.on_click(lambda _event: setattr(self.store, "arch", variant))
@@ -200,7 +200,7 @@ class ArchitecturesView(DashboardView):
             self.eigen.light(arch)
             for variant, card in self.cards.items():
                 lit = variant == arch
-                card["button"].button_style = "solid" if lit else "outline"
+                card["button"].variant = "solid" if lit else "outline"
                 card["layout"].styles = dict(LIT_CARD_STYLE if lit else CARD_STYLE)
             self._draw_words()
 

@@ -69,8 +69,9 @@ class ForensicsSection(pn.viewable.Viewer):
                         "the later transitions let through; dots: $\\cos(k_i, q_t)$. Blue: the asked key's position "
                         "and its value's (the short convolution lets the value's write see the key before it). "
                         "Softmax: $c_i = a_i v_i$, nothing fades. RWKV-6 reads $S_{t-1}$ and adds "
-                        "$((u \\odot k_t)^\\top q_t)\\, v_t$. mLSTM: its stabilized $C_t$ splits exactly (its transition is "
-                        "the stabilized forget gate times $I$, and one normalizer divides every term); its line is the "
+                        "$((u \\odot k_t)^\\top q_t)\\, v_t$. mLSTM: its stabilized $C_t$ splits exactly (its "
+                        "transition is the stabilized forget gate times $I$, and one normalizer divides every "
+                        "term); its line is the "
                         "forget gates' own product $\\prod_{j > i} \\sigma(\\tilde f_j)$.") + " " + _(
                         "Fading: the transitions let less than {faded}% through to the right pair. Cross-talk: the "
                         "three largest other terms, with keys of mean cosine at least {similar} to the query, give "

@@ -141,8 +141,8 @@ class MemoryView(DashboardView):
         store = self.store
         rule = pn.widgets.Select.from_param(store.param.rule, name=_("Rule"), sizing_mode="stretch_width",
                                             options={_(RULE_NAMES[r]): r for r in RULES})
-        d_k = pn.widgets.Select.from_param(store.param.d_k, name=_("Numbers in a key (d_k)"), sizing_mode="stretch_width",
-                                           options={str(d): d for d in D_KS})
+        d_k = pn.widgets.Select.from_param(store.param.d_k, name=_("Numbers in a key (d_k)"),
+                                           sizing_mode="stretch_width", options={str(d): d for d in D_KS})
         keys = pn.widgets.Select.from_param(store.param.keys, name=_("Keys"), sizing_mode="stretch_width",
                                             options={_(KEY_NAMES[k]): k for k in tasks.KEY_KINDS})
         rewrites = pn.widgets.IntSlider.from_param(store.param.rewrites, name=_("Names that change number"),

@@ -181,9 +181,9 @@ class FormsView(DashboardView):
         variant = pn.widgets.Select.from_param(store.param.variant, name=_("Model"), sizing_mode="stretch_width",
                                                options={_(REGISTRY[v].label): v for v in FIXED_STATE})
         # sliders hand their value over on release: every value costs a run of the three forms
-        length = pn.widgets.IntSlider(name=_("Sequence length T"), start=8, end=MAX_LENGTH, value=store.length,
+        length = pn.widgets.IntSlider(label=_("Sequence length T"), start=8, end=MAX_LENGTH, value=store.length,
                                       sizing_mode="stretch_width")
-        alpha = pn.widgets.FloatSlider(name=_("Forget α (1 keeps everything)"), start=0.05, end=1.0, step=0.01,
+        alpha = pn.widgets.FloatSlider(label=_("Forget α (1 keeps everything)"), start=0.05, end=1.0, step=0.01,
                                        value=store.alpha, format=number_format(decimals=2, fixed=True),
                                        sizing_mode="stretch_width")
         for widget, name in ((length, "length"), (alpha, "alpha")):
@@ -191,7 +191,7 @@ class FormsView(DashboardView):
             store.param.watch(lambda event, widget=widget: setattr(widget, "value", event.new), name)
         chunk = pn.widgets.RadioButtonGroup.from_param(
             store.param.chunk_size, name=_("Chunk size C"), options={str(c): c for c in CHUNKS},
-            button_type="primary", button_style="outline", sizing_mode="stretch_width")
+            color="primary", variant="outline", sizing_mode="stretch_width")
         channel = pn.widgets.IntSlider.from_param(store.param.channel, name=_("Key channel shown in the mask"),
                                                   sizing_mode="stretch_width")
         seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random input (seed)"),

@@ -197,7 +197,8 @@ class StateStore(param.Parameterized):
     layer = param.Selector(default="both", objects=list(LAYERS), doc="trained mode: the layer shown")
     source = param.Selector(default="preset", objects=["preset", "mqar", "typed"])
     preset = param.Selector(default="phonebook", objects=list(mechanism.PRESETS))
-    pairs = param.Integer(default=4, bounds=(1, 16), doc=f"MQAR: number of key-value pairs (mechanism: ≤ {MECHANISM_PAIRS})")
+    pairs = param.Integer(default=4, bounds=(1, 16),
+                          doc=f"MQAR: number of key-value pairs (mechanism: ≤ {MECHANISM_PAIRS})")
     example = param.Integer(default=0, bounds=(0, 9999), doc="MQAR: which example (its seed)")
     text = param.String(default="Anna:21 Bruno:47 Anna:99 Anna? Bruno?", doc="typed tokens")
     heads = param.Integer(default=1, bounds=(1, mechanism.MAX_HEADS))

@@ -19,7 +19,8 @@ STRIP_CSS = """
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 4px 8px 2px 8px; min-width: 34px;
        text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
-.tok .answer { display: block; font-size: calc(13px * var(--lineare-scale, 1)); font-family: sans-serif; min-height: 17px; color: #52606d; }
+.tok .answer { display: block; font-size: calc(13px * var(--lineare-scale, 1)); font-family: sans-serif;
+               min-height: 17px; color: #52606d; }
 .tok.ask { border-style: dashed; }
 .tok.future { opacity: 0.35; }
 .tok.future .answer > span { visibility: hidden; }

@@ -17,7 +17,8 @@ from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
 from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
 from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN,
+from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA,
+                                                 TRAINED_STRIP_PLAIN,
                                                  about_checkpoint, answer_html, failure_message, memory_line,
                                                  prediction_html, problem_messages, step_caption, token_strip,
                                                  trained_memory_line,
@@ -102,33 +103,34 @@ class StateView(DashboardView):
     def controls(self):
         store = self.store
         mode = pn.widgets.RadioButtonGroup.from_param(
-            store.param.mode, name=_("Mode"), sizing_mode="stretch_width", button_type="primary",
-            button_style="outline", options={_("Mechanism"): "mechanism", _("Trained model"): "trained"})
+            store.param.mode, name=_("Mode"), sizing_mode="stretch_width", color="primary",
+            variant="outline", options={_("Mechanism"): "mechanism", _("Trained model"): "trained"})
         variant = pn.widgets.Select.from_param(
             store.param.variant, name=_("Model"), sizing_mode="stretch_width",
             options={label(v): v for v in REGISTRY})
         layer = pn.widgets.RadioButtonGroup.from_param(
-            store.param.layer, name=_("Layer"), sizing_mode="stretch_width", button_type="primary",
-            button_style="outline", options={_("Both"): "both", "1": "1", "2": "2"})
+            store.param.layer, name=_("Layer"), sizing_mode="stretch_width", color="primary",
+            variant="outline", options={_("Both"): "both", "1": "1", "2": "2"})
         source = pn.widgets.RadioButtonGroup.from_param(
-            store.param.source, name=_("Sequence"), sizing_mode="stretch_width", button_type="primary",
-            button_style="outline",
+            store.param.source, name=_("Sequence"), sizing_mode="stretch_width", color="primary",
+            variant="outline",
             options={_("Preset"): "preset", _("MQAR"): "mqar", _("Typed"): "typed"})
         preset = pn.widgets.Select.from_param(
             store.param.preset, name=_("Preset"), sizing_mode="stretch_width",
             options={_(mechanism.PRESET_NAMES[p]): p for p in mechanism.PRESETS})
-        pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs"), sizing_mode="stretch_width")
+        pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs"), sizing_mode="stretch_width",
+                                                throttled=True)           # a new run when released
         example = pn.widgets.IntInput.from_param(store.param.example, name=_("Example number"),
                                                  sizing_mode="stretch_width")
         text = pn.widgets.TextAreaInput.from_param(
             store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
             sizing_mode="stretch_width", height=90)
         keys = pn.widgets.RadioButtonGroup.from_param(
-            store.param.keys, name=_("Keys"), sizing_mode="stretch_width", button_type="primary",
-            button_style="outline", options={_("One column per name"): "perpendicular", _("Random"): "random"})
+            store.param.keys, name=_("Keys"), sizing_mode="stretch_width", color="primary",
+            variant="outline", options={_("One column per name"): "perpendicular", _("Random"): "random"})
         heads = pn.widgets.RadioButtonGroup.from_param(
-            store.param.heads, name=_("Heads"), options={"1": 1, "2": 2, "4": 4}, button_type="primary",
-            button_style="outline", sizing_mode="stretch_width")
+            store.param.heads, name=_("Heads"), options={"1": 1, "2": 2, "4": 4}, color="primary",
+            variant="outline", sizing_mode="stretch_width")
         alpha, beta, seed = mechanism_knobs(store)
         mode_label, layer_label = sidebar_label(_("Mode")), sidebar_label(_("Layer"))
         source_label, heads_label = sidebar_label(_("Sequence")), sidebar_label(_("Heads"))

@@ -57,7 +57,7 @@ class SoftmaxView(DashboardView):
         self.point = Explanation(session)
         self.switch = pn.widgets.RadioButtonGroup.from_param(
             store.param.attention, options={_("Softmax"): "softmax", _("φ = elu + 1"): "linear"},
-            button_type="primary", button_style="outline", width=260, height=44, margin=(6, 10),
+            color="primary", variant="outline", width=260, height=44, margin=(6, 10),
             stylesheets=[":host { font-size: 16px; }"])
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(10, 10, 4, 10))
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
@@ -87,7 +87,7 @@ class SoftmaxView(DashboardView):
         length = pn.widgets.DiscreteSlider.from_param(store.param.length, name=_("Length of the text T (words)"),
                                                       sizing_mode="stretch_width")
         dim = pn.widgets.RadioButtonGroup.from_param(store.param.dim, options={str(d): d for d in DIMS},
-                                                     button_type="primary", button_style="outline",
+                                                     color="primary", variant="outline",
                                                      sizing_mode="stretch_width")
         return [length, sidebar_label(_("Numbers per label d")), dim]
 

@@ -84,7 +84,7 @@ class TransitionView(DashboardView):
             r"$A_t$ of one model into another's. What the knob computes is written under the pictures.")
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
-        self.jumps = {v: pn.widgets.Button(name=label(v), button_type="primary", button_style="outline",
+        self.jumps = {v: pn.widgets.Button(label=label(v), color="primary", variant="outline",
                                            height=40, stylesheets=[":host { font-size: 15px; }"])
                       for v in JUMPS}
         for variant, button in self.jumps.items():
@@ -212,7 +212,7 @@ class TransitionView(DashboardView):
             self.recall.show(knob.recall)
             self.answers.object = answers_html(knob.recall)
             for variant, button in self.jumps.items():
-                button.button_style = "solid" if variant in knob.match.exact else "outline"
+                button.variant = "solid" if variant in knob.match.exact else "outline"
             for small, comparison in zip(self.small, store.compared):
                 self._draw_small(small, comparison, sequence)
 

@@ -29,7 +29,7 @@ class CalculatorView(pn.viewable.Viewer):
         number = lambda parameter, name: pn.widgets.IntInput.from_param(parameter, name=name, width=150)
         # the context: a slider over powers of two for quick jumps, and a box for any exact number
         notches = {format_number(2 ** e): 2 ** e for e in range(10, 21)}
-        quick = pn.widgets.DiscreteSlider(name=_("Quick choice"), options=notches,
+        quick = pn.widgets.DiscreteSlider(label=_("Quick choice"), options=notches,
                                           value=_notch(store.context), width=320)
         quick.param.watch(lambda e: setattr(store, "context", e.new), "value_throttled")
         store.param.watch(lambda e: setattr(quick, "value", _notch(e.new)), "context")
@@ -43,8 +43,8 @@ class CalculatorView(pn.viewable.Viewer):
             quick,
             pn.pane.HTML("<b>%s</b>" % html.escape(_("Number format")), margin=(8, 10, 0, 10)),
             pn.widgets.RadioButtonGroup.from_param(
-                store.param.dtype, options={k: k for k in DTYPES}, button_type="primary",
-                button_style="outline", width=320),
+                store.param.dtype, options={k: k for k in DTYPES}, color="primary",
+                variant="outline", width=320),
             width=340)
         self.results = status_pane(margin=(4, 10))
         self.chart = MemoryChart(store, language)

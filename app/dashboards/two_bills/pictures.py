@@ -7,7 +7,8 @@ import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.components.plots import LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, new_figure, style_figure
+from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, new_figure,
+                                  style_figure)
 from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
 from app.i18n import _
 from app.variants import REGISTRY

@@ -205,20 +205,20 @@ class GenerationView(pn.viewable.Viewer):
         store = self.store
         label = sidebar_label
         radio = lambda parameter, choices: pn.widgets.RadioButtonGroup.from_param(
-            parameter, options={format_number(c): c for c in choices}, button_type="primary",
-            button_style="outline", sizing_mode="stretch_width")
+            parameter, options={format_number(c): c for c in choices}, color="primary",
+            variant="outline", sizing_mode="stretch_width")
         variant = pn.widgets.Select.from_param(
             store.param.variant, name=_("Fixed-state layer"), sizing_mode="stretch_width",
             options={_(REGISTRY[v].label): v for v in STATE_VARIANTS})
         # the pre-fill costs up to seconds: run it when the slider is let go, not at every notch crossed
-        context = pn.widgets.DiscreteSlider(name=_("Tokens already in memory"), value=store.context,
+        context = pn.widgets.DiscreteSlider(label=_("Tokens already in memory"), value=store.context,
                                             options={format_number(c): c for c in CONTEXTS},
                                             sizing_mode="stretch_width")
         context.param.watch(lambda e: setattr(store, "context", e.new), "value_throttled")
         store.param.watch(lambda e: setattr(context, "value", e.new), "context")
         seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random tokens (seed)"),
                                               sizing_mode="stretch_width")
-        again = pn.widgets.Button(name=_("Measure again"), button_type="primary", sizing_mode="stretch_width")
+        again = pn.widgets.Button(label=_("Measure again"), color="primary", sizing_mode="stretch_width")
         again.on_click(lambda _event: store.param.trigger("measure"))
         return [variant, context, label(_("Tokens to generate")), radio(store.param.tokens, TOKEN_CHOICES),
                 label(_("Heads")), radio(store.param.heads, HEAD_CHOICES),
