@@ -277,9 +277,16 @@ class MemoryView(DashboardView):
         N = len(run.targets)
         summary = _("Answered wrong: {wrong} of {n}.").format(wrong=wrong, n=N)
         pair = lambda w: _("pair {i}").format(i=w + 1)
-        if answer == target:
+        if run.right[q]:
             verdict = '<span class="ok">%s ✓</span>' % html.escape(
                 _("Query {q} is answered right.").format(q=q + 1))
+        elif answer == target:                              # a tie: another number reads back just as close
+            cosines = run.values @ run.readouts[q]
+            cosines[target] = -np.inf
+            verdict = '<span class="bad">%s ✗</span>' % html.escape(
+                _("Query {q} is a tie: the numbers of {right_pair} and {other_pair} come back equally close, "
+                  "so the answer is a mix, counted as wrong.").format(
+                    q=q + 1, right_pair=pair(target), other_pair=pair(int(cosines.argmax()))))
         else:
             verdict = '<span class="bad">%s ✗</span>' % html.escape(
                 _("Query {q} is answered with the number of {wrong_pair} instead of {right_pair}.").format(
@@ -293,7 +300,7 @@ class MemoryView(DashboardView):
             pairs=polluters)) if order else ""
         first = self.store.first_failure()
         hint = ""
-        if first is not None and answer == target:
+        if first is not None and run.right[q]:
             hint = html.escape(_("Query {q} fails: pick it to see why.").format(q=first))
         return (f"<p>{verdict}{rewritten} {largest}</p>"
                 f"<p class='muted'>{html.escape(summary)} {hint}</p>")
