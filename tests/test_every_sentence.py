@@ -30,3 +30,63 @@ def test_a_tie_is_a_miss_on_where_memory_fails():
     for lang in ("en", "it"):
         with language(lang):
             assert card.observe(store).startswith("8 ")
+
+
+def _outer(x, y):
+    return np.einsum("i,j->ij", x, y)
+
+
+# each variant's ΔS_t as the state page writes it (pictures.CHANGE), evaluated term by term from the
+# gates the engine stepped with: S the state before, k, v the token's, g the gates (numpy, one head)
+WRITTEN_CHANGE = {
+    r"v_t k_t^\top": lambda S, k, v, g: _outer(v, k),
+    r"(\gamma - 1)\, S_{t-1} + v_t k_t^\top": lambda S, k, v, g: (np.exp(g["g"]) - 1) * S + _outer(v, k),
+    r"(\alpha_t - 1)\, S_{t-1} + v_t k_t^\top": lambda S, k, v, g: (np.exp(g["g"]) - 1) * S + _outer(v, k),
+    r"S_{t-1} (\mathrm{diag}(\alpha_t) - I) + v_t k_t^\top":
+        lambda S, k, v, g: S @ (np.diag(np.exp(g["g"])) - np.eye(len(k))) + _outer(v, k),
+    r"\beta_t (v_t - S_{t-1} k_t)\, k_t^\top": lambda S, k, v, g: g["beta"] * _outer(v - S @ k, k),
+    r"(\alpha_t - 1)\, S_{t-1} + \beta_t (v_t - \alpha_t S_{t-1} k_t)\, k_t^\top":
+        lambda S, k, v, g: (np.exp(g["g"]) - 1) * S + g["beta"] * _outer(v - np.exp(g["g"]) * S @ k, k),
+    r"S_{t-1} (\mathrm{diag}(w_t) - I) + v_t k_t^\top":
+        lambda S, k, v, g: S @ (np.diag(np.exp(g["g"])) - np.eye(len(k))) + _outer(v, k),
+    # the engine's a = −κ̂, b = κ̂ ⊙ a_t (engine.gates), its write v kᵀ with k = k̃
+    r"S_{t-1} (\mathrm{diag}(w_t) - I) - (S_{t-1} \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top + v_t \tilde k_t^\top":
+        lambda S, k, v, g: (S @ (np.diag(np.exp(g["g"])) - np.eye(len(k))) - _outer(S @ -g["a"], g["b"])
+                            + _outer(v, k)),
+    r"(f_t - 1)\, C_{t-1} + i_t\, v_t k_t^\top":
+        lambda S, k, v, g: (1 / (1 + np.exp(-g["f"])) - 1) * S + np.exp(g["i"]) * _outer(v, k),
+}
+
+
+def test_every_variants_written_change_is_the_engines_change():
+    """ΔS_t on the state page's "What changes now" card, for every fixed-state variant, equals S_t − S_{t−1}
+    of the engine's step from a random state with random gates."""
+    from app.dashboards.state_fills_up.pictures import CHANGE, change_formula
+    from app.variants import ORDER
+    from engine.gates import make_gates
+    from engine.ops.recurrent import gates_at
+    from engine.ops.states import MLSTMState
+    from engine.stepping import step
+
+    assert set(CHANGE) == set(ORDER)
+    d = 6
+    generator = torch.Generator().manual_seed(21)
+    for variant in ORDER:
+        assert CHANGE[variant] in WRITTEN_CHANGE, variant
+        with language("it"):
+            assert CHANGE[variant] in change_formula(variant)
+        S = torch.randn(1, 1, d, d, generator=generator, dtype=torch.float64)
+        q, k, v = (torch.randn(1, 1, d, generator=generator, dtype=torch.float64) for _ in range(3))
+        k = torch.nn.functional.normalize(k, dim=-1)
+        gates = gates_at(variant, make_gates(variant, (1, 1, 1, d), alpha=0.7, beta=0.6, seed=3, keys=k[:, None],
+                                             dtype=torch.float64), 0)
+        m = torch.full((1, 1), 0.4, dtype=torch.float64)
+        state = MLSTMState(S * (-m).exp()[..., None, None], torch.zeros(1, 1, d, dtype=torch.float64), m) \
+            if variant == "mlstm" else S
+        _o, after, _record = step(variant, state, q, k, v, scale=1.0, **gates)
+        if variant == "mlstm":                                                # the stored C_t times e^{m_t}
+            after = after.C * after.m.exp()[..., None, None]
+        engine_change = (after - S)[0, 0].numpy()
+        values = {name: (x[0, 0] if x.dim() > 1 else x[0]).numpy() for name, x in gates.items()}
+        written = WRITTEN_CHANGE[CHANGE[variant]](S[0, 0].numpy(), k[0, 0].numpy(), v[0, 0].numpy(), values)
+        assert np.allclose(written, engine_change, atol=1e-10), variant

@@ -38,6 +38,31 @@ TRAINED_FORMULA = {
 }
 
 
+# the whole update ΔS_t = S_t − S_{t-1} of each model, in the papers' notation (S_{t-1} A_t + W_t − S_{t-1};
+# tests/test_every_sentence.py checks each against the engine's records)
+CHANGE = {
+    "linear": r"v_t k_t^\top",
+    "retnet": r"(\gamma - 1)\, S_{t-1} + v_t k_t^\top",
+    "mamba2": r"(\alpha_t - 1)\, S_{t-1} + v_t k_t^\top",
+    "gla": r"S_{t-1} (\mathrm{diag}(\alpha_t) - I) + v_t k_t^\top",
+    "deltanet": r"\beta_t (v_t - S_{t-1} k_t)\, k_t^\top",
+    "gated_deltanet": r"(\alpha_t - 1)\, S_{t-1} + \beta_t (v_t - \alpha_t S_{t-1} k_t)\, k_t^\top",
+    "rwkv6": r"S_{t-1} (\mathrm{diag}(w_t) - I) + v_t k_t^\top",
+    "rwkv7": r"S_{t-1} (\mathrm{diag}(w_t) - I) - (S_{t-1} \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top "
+             r"+ v_t \tilde k_t^\top",
+    "mlstm": r"(f_t - 1)\, C_{t-1} + i_t\, v_t k_t^\top",
+}
+
+
+def change_formula(variant):
+    """The Superiore text of the "What changes now" card for `variant` (softmax has no such card)."""
+    if variant not in CHANGE:
+        return ""
+    state = "C" if variant == "mlstm" else "S"
+    return (_("The whole update at this token, the transition's part plus the write:") +
+            f" $$\\Delta {state}_t = {state}_t - {state}_{{t-1}} = {CHANGE[variant]}$$")
+
+
 class HeadPanel:
     """The pictures of one head, made when first needed, with an explanation under each card.
 
@@ -48,7 +73,8 @@ class HeadPanel:
     def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V):
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
-        self.cards, self.pictures, self.notes = {}, {}, []
+        self.cards, self.pictures, self.notes, self.explanations = {}, {}, [], {}
+        self.variant = None
         self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=310)      # mechanism mode
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
 
@@ -78,9 +104,7 @@ class HeadPanel:
                                   d_v, d_k, width=300, height=270),
                     _("Everything this word changes in the summary: what it writes, minus what fades or is "
                       "erased. A question or a pause changes nothing, unless the summary forgets."),
-                    _("The whole update $\\Delta S_t = S_t - S_{t-1} = S_{t-1}(A_t - I) + $ write, with $A_t$ "
-                      "the transition; for the delta rule $\\beta_t (v_t - S_{t-1} k_t) k_t^\\top$ (times the "
-                      "decay for the gated one)."))
+                    change_formula(self.variant))
         if name == "removed":
             return (MatrixPicture(_("What fades or is erased"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=270),
@@ -147,8 +171,9 @@ class HeadPanel:
                 parts.append(self.answer)
             width = picture.figure.width + 10
             if self.explain:
-                note = pn.Column(Explanation(self.session, elementare=plain, superiore=formulas, width=width - 10),
-                                 margin=0)
+                self.explanations[name] = Explanation(self.session, elementare=plain, superiore=formulas,
+                                                      width=width - 10)
+                note = pn.Column(self.explanations[name], margin=0)
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
@@ -162,6 +187,9 @@ class HeadPanel:
     def configure(self, variant, length):
         """Choose the cards for `variant` and size them for a run of `length` tokens."""
         record = REGISTRY[variant]
+        self.variant = variant
+        if "change" in self.explanations:                 # its formula is the model's own
+            self.explanations["change"].superiore = change_formula(variant)
         if record.fixed_state:
             # first row: the memory, its whole change and the answer; then how the change is made
             names = ["state", "change", "readout"]
