@@ -254,7 +254,11 @@ RECORDS = (
                r"$w_{t,i} = 0.7^{s_i}$, $a_t = 1$ and $\hat\kappa_t = \tilde k_t = k_t$."),
         mask_note=N_('RWKV-7 fades each key channel at its own speed; its correction needs one more step inside '
                'each chunk (a triangular system), not drawn here.'),
-        knob=('channel', 1.0), nearest=None, off_knob=None,
+        knob=None, nearest=('channel', 1.0),
+        off_knob=N_("Not exactly on the knob: the nearest setting is gate “{gate}”, β = {beta}, where the knob "
+                    "fades the summary and then erases from what is left. RWKV-7 erases from the summary before "
+                    "the fading, with its own removal key and its own strength for each column, and writes with "
+                    "a key of its own. The link opens that nearest setting."),
         alpha=0.95,
         left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the value residual and the channel-mixing block.")),
     Variant(

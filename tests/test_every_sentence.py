@@ -90,3 +90,30 @@ def test_every_variants_written_change_is_the_engines_change():
         values = {name: (x[0, 0] if x.dim() > 1 else x[0]).numpy() for name, x in gates.items()}
         written = WRITTEN_CHANGE[CHANGE[variant]](S[0, 0].numpy(), k[0, 0].numpy(), v[0, 0].numpy(), values)
         assert np.allclose(written, engine_change, atol=1e-10), variant
+
+
+def test_rwkv7_is_off_the_knob_and_its_nearest_setting_is_not_rwkv7():
+    """RWKV-7 has no place on the transition knob: at its nearest setting (gate "channel", β = 1, the card's α)
+    the knob computes diag(α) − (α ⊙ k) kᵀ, RWKV-7 (engine gates, κ̂ = k, a = 1) diag(w) − κ̂ (a ⊙ κ̂)ᵀ."""
+    from app.dashboards.architectures.model import knob_setting
+    from app.dashboards.transition import model as knob
+    from app.variants import REGISTRY
+    from engine.gates import make_gates
+
+    record = REGISTRY["rwkv7"]
+    assert record.knob is None and record.nearest == ("channel", 1.0) and record.off_knob
+    assert "rwkv7" not in knob.JUMPS
+    gate, alpha, beta, exact = knob_setting("rwkv7")
+    assert (gate, beta, exact) == ("channel", 1.0, False)
+    found = knob.match(gate, alpha, beta)
+    assert found.close == ("rwkv7",) and found.exact == () and found.between == ()
+    s = knob.make_sequence("update", 0)
+    t = s.shown_at
+    k = s.k[0, t, 0].double().numpy()
+    computed = knob.run_knob(s, gate, alpha, beta, 0).transition
+    own = make_gates("rwkv7", tuple(s.k.shape), alpha=alpha, beta=beta, keys=s.k, dtype=torch.float64)
+    w = np.exp(own["g"][0, t, 0].numpy())
+    rwkv7 = np.diag(w) + np.outer(own["a"][0, t, 0].numpy(), own["b"][0, t, 0].numpy())
+    assert np.allclose(computed, np.diag(w) - np.outer(w * k, k), atol=1e-6)        # fade, then erase
+    assert np.allclose(rwkv7, np.diag(w) - np.outer(k, k), atol=1e-6)               # erase the unfaded memory
+    assert np.abs(computed - rwkv7).max() > 0.05

@@ -140,6 +140,8 @@ def _table_html(found, superiore, _language):
             kind, mark = "lit", _("← the knobs are here")
         elif variant in found.between:
             kind, mark = "near", _("← near")
+        elif variant in found.close:
+            kind, mark = "near", _("← close to the knobs")
         if mark:
             name += f' <span class="mark">{html.escape(mark)}</span>'
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog
