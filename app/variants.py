@@ -82,8 +82,9 @@ RECORDS = (
                        N_(r"$v_t k_t^\top$ with $k = \phi(k)$"),
                        N_(r"$S_t q_t$, optionally divided by $z_t^\top q_t$, $z_t = z_{t-1} + k_t$"),
                        N_(r"feature map $\phi$: elu+1 (original), identity, relu…")),
-        special=N_('The starting point: it only adds. Nothing ever fades or is removed, so once there are more '
-               'pairs than the summary has columns, they start to blur into each other.'),
+        special=N_('The starting point: it only adds. Nothing ever fades or is removed, so the pairs blur into '
+               'each other: with random labels a little from the second pair on, and more with every pair; only '
+               'perpendicular labels stay apart, and there are only as many of those as the summary has columns.'),
         special_formula=N_(r"With $A_t = I$ the state is a plain running sum, $S_t = \sum_{i \le t} v_i k_i^\top$; the "
                r"original also divides the read-out by $z_t^\top q_t$, with $z_t = \sum_{i \le t} k_i$."),
         mask_note=N_('Linear attention forgets nothing: every earlier token counts fully, so the mask is just “the'
@@ -170,7 +171,8 @@ RECORDS = (
         table_formula=(r"$I - \beta_t k_t k_t^\top$",
                        r"$\beta_t v_t k_t^\top$",
                        '$S_t q_t$',
-                       N_(r"$\beta_t = \sigma(\cdot)$ (×2 allows negative eigenvalues); $q, k$ L2-normalized")),
+                       N_(r"$\beta_t = \sigma(\cdot)$ ($2\sigma$ allows negative eigenvalues, Grazzi et al. 2025); $q, k$ "
+                          r"L2-normalized")),
         special=N_('Before writing, it asks the summary what it already holds under this label and writes only '
                'the difference: new information replaces the old instead of mixing with it.'),
         special_formula=N_(r"$S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t)\, k_t^\top$: one gradient step of size "
@@ -180,7 +182,7 @@ RECORDS = (
                'one more step inside each chunk (a triangular system), not drawn here.'),
         knob=('none', 1.0), nearest=None, off_knob=None,
         alpha=1.0,
-        left_out=N_('Our small version keeps β between 0 and 1 (the paper also allows up to 2) and leaves out the output gate.')),
+        left_out=N_('Our small version keeps β between 0 and 1, as the DeltaNet papers do (Grazzi et al. 2025 let it go up to 2), and leaves out the output gate.')),
     Variant(
         'gated_deltanet', 'Gated DeltaNet', short='Gated DeltaNet', family='correct', papers='Yang, Kautz & Hatamizadeh 2025',
         rule=N_('Gated DeltaNet corrects like DeltaNet and also fades the whole summary a little at every '

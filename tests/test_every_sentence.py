@@ -1,6 +1,7 @@
 """Every sentence true: what the pages say about the models, checked against the engine's numbers
 (issue 21). Each test recomputes a number or a formula a page states, from the engine, and compares."""
 import numpy as np
+import pytest
 import torch
 
 from app.dashboards.memory_fails.lesson import CARDS as MEMORY_CARDS
@@ -117,3 +118,38 @@ def test_rwkv7_is_off_the_knob_and_its_nearest_setting_is_not_rwkv7():
     assert np.allclose(computed, np.diag(w) - np.outer(w * k, k), atol=1e-6)        # fade, then erase
     assert np.allclose(rwkv7, np.diag(w) - np.outer(k, k), atol=1e-6)               # erase the unfaded memory
     assert np.abs(computed - rwkv7).max() > 0.05
+
+
+def test_architectures_card_1_names_the_settings_that_make_mamba2_fastest():
+    """Mamba-2 fades fastest on the page only because the page gives it α = 0.8 against RetNet's γ ≈ 0.97
+    (the engine's own gates); the card says so, and that a trained Mamba-2 picks α per token."""
+    from app.dashboards.architectures import lesson
+    from app.dashboards.architectures.model import card_alpha, token_gates, texts
+
+    keys = texts()[1][0, :1]
+    assert np.exp(float(token_gates("mamba2", keys)["g"][0, 0])) == pytest.approx(card_alpha("mamba2")) == 0.8
+    assert np.exp(float(token_gates("retnet", keys)["g"][0])) == pytest.approx(1 - 2 ** -5)
+    card = lesson.CARDS[0]
+    assert card.choices[card.correct(None)] == "Mamba-2"
+    for lang, alpha, gamma in (("en", "0.8", "0.97"), ("it", "0,8", "0,97")):
+        with language(lang):
+            said = card.observe(None)
+        assert f"α = {alpha}" in said and gamma in said and "Mamba-2" in said
+
+
+def test_linear_attention_blurs_from_the_second_pair_with_random_keys():
+    """The registry's sentence: random labels leak from the second pair on; perpendicular ones stay apart up
+    to d_k pairs (sum rule, engine.capacity)."""
+    from app.variants import REGISTRY
+    from engine.capacity import capacity
+
+    assert capacity("sum", d_k=16, pairs=[2], keys="random")[0]["error"] > 1e-3
+    assert capacity("sum", d_k=16, pairs=[16], keys="orthogonal")[0]["error"] < 1e-12
+    assert "second pair" in REGISTRY["linear"].special and "perpendicular" in REGISTRY["linear"].special
+
+
+def test_beta_up_to_two_is_credited_to_grazzi():
+    from app.variants import REGISTRY
+
+    for text in (REGISTRY["deltanet"].left_out, REGISTRY["deltanet"].table_formula[3]):
+        assert "Grazzi et al. 2025" in text

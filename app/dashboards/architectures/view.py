@@ -9,7 +9,8 @@ import panel as pn
 
 from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
 from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
-from app.dashboards.architectures.model import ARCHITECTURES, D, TEXTS, ArchitecturesStore, knob_setting
+from app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
+                                                knob_setting)
 from app.dashboards.architectures.pictures import EigenPicture, ForgettingPicture
 from app.dashboards.base import DashboardView, heading, title
 from app.i18n import N_, _, current_language, format_number
@@ -134,13 +135,16 @@ class ArchitecturesView(DashboardView):
             elementare=_("Both pictures come from the engine, with a summary of {columns} columns. Left: a pair "
                          "is written at word 0; every later word writes a pair of its own under a random label, "
                          "and the curve follows what is left of the first pair (the average over {texts} "
-                         "texts). The fading models lose it like a clock, whatever is written: RetNet slowly, "
-                         "Mamba-2 faster. DeltaNet loses it only where a new label overlaps the old one, a "
-                         "little at each word. Linear attention keeps it whole, but it also keeps everything "
-                         "else piled on top of it (see «Where memory fails»). RWKV-6's line lies on GLA's: "
-                         "the same transition. Right: DeltaNet keeps every direction (1) except the label it "
-                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it "
-                         "would flip its sign (−1).").format(columns=D, texts=TEXTS),
+                         "texts). The fading models lose it at the pace of their gate, set here by the page: RetNet "
+                         "keeps {gamma} of the summary at every word, Mamba-2 {alpha} (a trained Mamba-2 chooses "
+                         "that amount word by word, from what it reads). DeltaNet loses it only where a new label "
+                         "overlaps the old one, a little at each word. Linear attention keeps it whole, but it also "
+                         "keeps everything else piled on top of it (see «Where memory fails»). RWKV-6's line lies on "
+                         "GLA's: the same transition. Right: DeltaNet keeps every direction (1) except the label it "
+                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it would flip "
+                         "its sign (−1).").format(
+                columns=D, texts=TEXTS, gamma=format_number(round(card_alpha("retnet"), 2), 2),
+                alpha=format_number(card_alpha("mamba2"), 1)),
             superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from "
                         r"$S_{t-1} = I$ with a zero value, gates from make_gates at the cards' values "
                         r"($\gamma = 1 - 2^{-5}$; Mamba-2 $\alpha = 0.8$; GLA, RWKV-6, RWKV-7 "

@@ -224,11 +224,12 @@ class MemoryView(DashboardView):
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
             "**Left**: how far the answers are from the right information (0 is perfect), for more and more pairs. "
-            "Here each piece of information is one switch among as many switches as there are pairs, the "
-            "hardest to tell apart. The dashed line is the best that any simple read-out (one that only weighs "
-            "and adds up the {dk} numbers of a label) could do: zero until there are as many pairs as a label "
-            "has numbers ({dk} here, dotted line), then rising. The red line is what this summary really does: "
-            "with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
+            "Here each piece of information is one switch among as many switches as there are pairs: "
+            "switches are perpendicular, the easiest to tell apart, but the test is strict, since an answer "
+            "must give back its switch exactly. The dashed line is the best that any simple read-out (one "
+            "that only weighs and adds up the {dk} numbers of a label) could do: zero until there are as many pairs "
+            "as a label has numbers ({dk} here, dotted line), then rising. The red line is what this summary really "
+            "does: with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
             "**Right**: a gentler test, where each piece of information is a random arrow of {dk} numbers and an "
             "answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
             "{accuracy}% of the answers are right. Labels that get new information (slider) show what the "

@@ -67,17 +67,18 @@ class TransitionView(DashboardView):
             elementare=_("Every model here keeps a summary of the same size and updates it at every word in "
                          "two moves: first it transforms what it already holds (the **transition**), then it "
                          "adds the new pair, a label and its information. From one model to another it is mostly "
-                         "the transition that changes (the table below says what else differs). Turn the **knobs** on the left: **forget α** fades the old summary, "
-                         "**correct β** erases what the summary held under a label before writing it again, and "
-                         "the **gate** says who decides the fading."),
+                         "the transition that changes (the table below says what else differs). Turn the "
+                         "**knobs** on the left: **forget α** fades the old summary, **correct β** erases what the "
+                         "summary held under a label before writing it again, and the **gate** says who decides the "
+                         "fading."),
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
                         r"with $D_t = I$ (no gate), $\alpha I$ (fixed), $\alpha_t I$ (scalar) or "
                         r"$\mathrm{diag}(\alpha_t)$ (per channel). The engine runs it as a diagonal-plus-low-rank "
                         r"transition (its RWKV-7 step). On a lit row it has exactly that row's transition and "
-                        r"write; RWKV-7 is off the knob, only close to it. Between rows the knob writes the whole $v_t k_t^\top$, where "
-                        r"DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
+                        r"write; RWKV-7 is off the knob, only close to it. Between rows the knob writes the whole "
+                        r"$v_t k_t^\top$, where DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
                       + "\n\n" + _(KNOB_ON_RWKV7))
         self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
             r"One skeleton for the whole family, $S_t = S_{t-1} A_t + W_t$: the knobs turn the transition "
