@@ -245,7 +245,8 @@ RECORDS = (
                           r"rule)"),
                        N_(r"$v_t \tilde k_t^\top$, with $\tilde k_t = k_t \odot (1 + (a_t - 1) \odot k_a)$"),
                        '$S_t q_t$',
-                       N_(r"removal key $\hat\kappa_t$ = the key normalized, in-context learning rate "
+                       N_(r"removal key $\hat\kappa_t = k_t \odot \xi / \lVert k_t \odot \xi \rVert$ (here $\xi = 1$), "
+                          r"in-context learning rate "
                           r"$a_t = \sigma(\cdot) \in (0,1)^{d_k}$, $\log w_t = -e^{-1/2} \sigma(\cdot)$")),
         special=N_("Fading per column like RWKV-6, plus a correction like DeltaNet's, with its own erasing "
                'strength for each column.'),
@@ -262,7 +263,10 @@ RECORDS = (
                     "the fading, with its own removal key and its own strength for each column, and writes with "
                     "a key of its own. The link opens that nearest setting."),
         alpha=0.95,
-        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the value residual and the channel-mixing block.")),
+        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the "
+                    "value residual, the bonus term of the current token, the group norm and the channel-mixing "
+                    "block; its removal key is the key itself, normalized, where RWKV-7 normalizes k ⊙ ξ with a "
+                    "learned ξ.")),
     Variant(
         'mlstm', 'mLSTM (xLSTM)', short='mLSTM', family='fade', papers='Beck et al. 2024',
         rule=N_('mLSTM (xLSTM) has a forget gate and an input gate, and divides its answer by how much has '
@@ -284,7 +288,8 @@ RECORDS = (
                '$e^{m_t}$, a running maximum; the normalizer $n_t = f_t n_{t-1} + i_t k_t$ divides the '
                r"read-out. Here $f_t = 0.9$ and $\tilde\imath_t = 0$, so $i_t = e^0 = 1$."),
         mask_note=N_('mLSTM fades by its forget gate (its input gate lets every pair in whole here, i = 1, so it '
-               'changes nothing; the engine also rescales to keep the numbers in range).'),
+               'changes nothing; the engine also rescales to keep the numbers in range). The mask is not the '
+               'whole answer: mLSTM then divides it by its normalizer.'),
         knob=None, nearest=('scalar', 0.0), off_knob=N_("Not exactly on the knob: its forget gate is one number per token, like Mamba-2's (gate "
                '“{gate}”, β = {beta}), but the knob has no input gate and no normalizer. The link opens that'
                ' nearest setting.'),
@@ -294,14 +299,15 @@ RECORDS = (
         'softmax', N_('Softmax attention (baseline)'), short=N_('Softmax attention'), family='baseline', papers='Vaswani et al. 2017',
         rule=N_('Softmax attention keeps no fixed summary: it writes every word in its notebook of notes and '
                'compares the question with every label there.'),
-        formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i)}{\sum_{j \le t} \exp(q_t^\top k_j)}\, v_i$$",
+        formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i / \sqrt{d_k})}{\sum_{j \le t} \exp(q_t^\top k_j "
+                r"/ \sqrt{d_k})}\, v_i$$",
         table=(N_('no fixed summary'),
                N_('writes every word in its notebook, which keeps growing'),
                N_('compares the question with every label in the notebook'),
                N_('none')),
         table_formula=('—',
                        N_('append $k_t, v_t$ to the KV cache'),
-                       r"$\sum_i \mathrm{softmax}_i(q_t^\top k_i)\, v_i$",
+                       r"$\sum_{i \le t} \mathrm{softmax}_i(q_t^\top k_i / \sqrt{d_k})\, v_i$",
                        '—'),
         special=None,
         special_formula=None,

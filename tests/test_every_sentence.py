@@ -153,3 +153,24 @@ def test_beta_up_to_two_is_credited_to_grazzi():
 
     for text in (REGISTRY["deltanet"].left_out, REGISTRY["deltanet"].table_formula[3]):
         assert "Grazzi et al. 2025" in text
+
+
+def test_the_eigenvalues_the_state_page_names_are_the_engines():
+    """The spectrum card: along the label the bar drops to 1 − β (DeltaNet), α(1 − β) (Gated DeltaNet), below
+    0 for RWKV-7 at full strength; the other directions keep 1 or α. Eigenvalues of A_t read off the engine."""
+    from app.dashboards.architectures.model import card_alpha, texts, transitions
+    from app.dashboards.state_fills_up.pictures import HeadPanel
+
+    keys = texts()[1][0, :1]
+    beta = 0.6
+    eig = lambda variant, b: np.sort(np.linalg.eigvals(transitions(variant, keys, b)[0].numpy()).real)
+    delta, gated, rwkv7 = eig("deltanet", beta), eig("gated_deltanet", beta), eig("rwkv7", 1.0)
+    alpha = card_alpha("gated_deltanet")
+    assert delta[0] == pytest.approx(1 - beta) and np.allclose(delta[1:], 1)
+    assert gated[0] == pytest.approx(alpha * (1 - beta)) and np.allclose(gated[1:], alpha)
+    assert rwkv7[0] < -0.05 and 0 < rwkv7[1]
+    with language("en"):
+        _picture, plain, formulas = HeadPanel(0, None, False)._make("spectrum")
+    for said in ("1 − β for DeltaNet", "α(1 − β)", "RWKV-7", "below 0", "between 0 and 1"):
+        assert said in plain
+    assert r"\alpha_t(1 - \beta_t)" in formulas

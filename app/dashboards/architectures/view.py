@@ -105,13 +105,14 @@ class ArchitecturesView(DashboardView):
                          "makes two moves. First the **transition**: it transforms the old summary, keeping it, "
                          "fading it, or erasing what it held under the label. Then the **write**: it adds the new "
                          "pair. To answer, it looks into the summary with the question (the **read-out**). The "
-                         "models below differ only in these choices."),
+                         "models below differ mostly in these choices; what else sets one apart is on its card."),
             superiore=_(r"One skeleton for the whole family: a state $S_t \in \mathbb{R}^{d_v \times d_k}$, "
                         r"updated at every token by $$S_t = S_{t-1} A_t + W_t, \qquad o_t = S_t q_t$$ where "
                         r"$A_t \in \mathbb{R}^{d_k \times d_k}$ is the **transition** (it right-multiplies the "
                         r"old state), $W_t$ the **write** (almost always $v_t k_t^\top$, the outer product of value "
                         r"and key) and $o_t$ the **read-out** with the query $q_t$. Choosing $A_t$ and $W_t$ "
-                        r"chooses the model: $A_t = I$ only accumulates, a diagonal $A_t$ fades the past, and "
+                        r"chooses most of the model (some also read out or write a little differently: their "
+                        r"cards say how): $A_t = I$ only accumulates, a diagonal $A_t$ fades the past, and "
                         r"$A_t = I - \beta_t k_t k_t^\top$ corrects what is stored under $k_t$ (the delta rule)."))
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.rule = Explanation(session)
@@ -153,7 +154,7 @@ class ArchitecturesView(DashboardView):
                         r"$k_0, k_1, \dots$, mean over {texts} sequences: since the recurrence is linear in "
                         r"$S$, it is what the read-out $S_n k_0$ keeps of $v_0$. Right: the spectrum of $A_t$ "
                         r"at one token. The delta rule has $1 - \beta_t$ along $k_t$ and 1 on the rest; "
-                        r"with $\beta_t \in (0, 2)$ it reaches −1, the negative eigenvalues that let a linear "
+                        r"with $\beta_t \in (0, 2)$ it approaches −1, the negative eigenvalues that let a linear "
                         r"recurrence track state (Grazzi et al. 2025). RWKV-7, "
                         r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with $a_t = 1$: "
                         r"one eigenvalue below 0, the others between the $w_i$."

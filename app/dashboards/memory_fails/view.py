@@ -109,14 +109,14 @@ class MemoryView(DashboardView):
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
                          "forgot, or met a longer text than in training."),
-            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head, so a $64 \\times 64$ "
-                        "state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, "
-                        "Arora et al. 2023), evaluated on held-out examples. Softmax attention keeps every pair "
-                        "in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ dimensions, and "
-                        "the capacity bound binds only from $K = d_k = 64$ on. With $K = 32 < d_k$ a linear "
-                        "read-out could keep every pair apart: failures there come from learned keys that are "
-                        "not orthogonal (cross-talk), from decay, and from sequences longer and fuller than "
-                        "in training."))
+            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed "
+                        "state keep a $64 \\times 64$ state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, "
+                        "8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out examples. Softmax attention "
+                        "keeps every pair in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ "
+                        "dimensions, and the capacity bound on an exact linear read-out binds only for $K > d_k = "
+                        "64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: failures there come "
+                        "from learned keys that are not orthogonal (cross-talk), from decay, and from sequences "
+                        "longer and fuller than in training."))
 
         store.param.watch(self._draw_curve, ["curve"])
         store.param.watch(self._draw_detail, ["run", "query"])
@@ -216,7 +216,8 @@ class MemoryView(DashboardView):
         self.point_text.elementare = _(
             "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
             "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
-            "that, no summary of this size keeps every pair apart.").format(**numbers)
+            "that, no read-out that only weighs and adds up a label's numbers gives every pair back exactly.").format(
+            **numbers)
         self.point_text.superiore = _(
             "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
             "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.").format(**numbers)

@@ -138,7 +138,8 @@ class FormsView(DashboardView):
                          "fixed start-up price, so the lines start flat."),
             superiore=_("Left: multiply-adds per head, the leading terms of each algorithm (recurrent "
                         "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
-                        "triangular systems make them $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
+                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
                         "PyTorch's FLOP counter on the engine. Right: "
                         "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "

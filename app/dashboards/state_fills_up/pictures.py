@@ -115,9 +115,11 @@ class HeadPanel:
         if name == "spectrum":
             return (BarsPicture(_("What the memory keeps"), _("direction, smallest first"), _("kept"), d_k,
                                 y_range=(-0.05, 1.05), width=320, height=270),
-                    _("How much of each direction the summary keeps at this step: 1 keeps it, 0 erases it. "
-                      "The correction erases along this word's label only: one bar drops to 1 − β, "
-                      "the others stay where the forgetting puts them."),
+                    _("How much of each direction the summary keeps at this step: 1 keeps it, between 0 and 1 "
+                      "fades it, 0 erases it, below 0 flips its sign. The correction acts along this word's label "
+                      "only: there the bar drops, to 1 − β for DeltaNet, to α(1 − β) when the summary also fades "
+                      "(Gated DeltaNet), and RWKV-7 with its full erasing strength takes it below 0. The "
+                      "others stay where the forgetting puts them."),
                     _("The eigenvalues of the transition $A_t$ (smallest first): $\\alpha_t(1 - \\beta_t)$ "
                       "along $k_t$ and $\\alpha_t$ on the directions orthogonal to it ($\\alpha_t = 1$ for "
                       "DeltaNet); RWKV-7: the eigenvalues of "
