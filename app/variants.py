@@ -259,9 +259,9 @@ RECORDS = (
                'each chunk (a triangular system), not drawn here.'),
         knob=None, nearest=('channel', 1.0),
         off_knob=N_("Not exactly on the knob: the nearest setting is gate “{gate}”, β = {beta}, where the knob "
-                    "fades the summary and then erases from what is left. RWKV-7 erases from the summary before "
-                    "the fading, with its own removal key and its own strength for each column, and writes with "
-                    "a key of its own. The link opens that nearest setting."),
+                    "fades the summary and then erases from what is left. RWKV-7 erases what the summary held "
+                    "before the fading, and the erased part is not faded; it has its own removal key and its own "
+                    "strength for each column, and writes with a key of its own. The link opens that nearest setting."),
         alpha=0.95,
         left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the "
                     "value residual, the bonus term of the current token, the group norm and the channel-mixing "

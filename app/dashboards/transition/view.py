@@ -39,8 +39,10 @@ CORRECTION_FORMULA = N_(r"Before writing, $\beta\,(S_{t-1} D_t k_t)\, k_t^\top$ 
 # what the knob computes near RWKV-7's row, which it marks without being RWKV-7 (tests/test_transition.py)
 KNOB_ON_RWKV7 = N_(r"Near RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t) - \beta\, (\alpha_t \odot k_t)\, "
                    r"k_t^\top$: it fades first, then erases along $k_t$ a share $\beta$ of what is left. RWKV-7 "
-                   r"itself computes $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$: it erases "
-                   r"from the memory before the fading, along its own removal key $\hat\kappa_t$, with a rate "
+                   r"itself computes $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$, so "
+                   r"$S\,\mathrm{diag}(w_t) - (S \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top$: the erasure reads the "
+                   r"memory as it was before the fading and is not faded itself; it runs along its own removal "
+                   r"key $\hat\kappa_t$, with a rate "
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
 CARD = dict(margin=(0, 8, 12, 0))
@@ -253,8 +255,9 @@ class TransitionView(DashboardView):
             names = " · ".join(label(v) for v in knob.match.close)
             text = html.escape(_("The knobs are close to: {model}")).format(model=f"<b>{html.escape(names)}</b>")
             note = _("Fading per column plus a correction, as in RWKV-7, but not RWKV-7: the knob fades the "
-                     "summary and then erases from what is left; RWKV-7 erases from the summary before the "
-                     "fading, with its own strength for each column, and writes with a label of its own.")
+                     "summary and then erases from what is left; RWKV-7 erases what the summary held before "
+                     "the fading, and the erased part is not faded; it has its own strength for each column and "
+                     "writes with a label of its own.")
         else:
             words = html.escape(_("Between two models: {first} and {second}"))
             text = '<span class="between">%s</span>' % words.format(
