@@ -174,3 +174,56 @@ def test_the_eigenvalues_the_state_page_names_are_the_engines():
     for said in ("1 − β for DeltaNet", "α(1 − β)", "RWKV-7", "below 0", "between 0 and 1"):
         assert said in plain
     assert r"\alpha_t(1 - \beta_t)" in formulas
+
+
+def test_every_literal_given_to_the_translation_functions_is_extracted():
+    """A _("…") inside an f-string's braces is invisible to Babel's extractor: the page then shows English to
+    an Italian class. Every literal passed to _() or N_() anywhere in app/ must be in the template."""
+    import ast
+    from pathlib import Path
+
+    from app.i18n.catalogs import SOURCES, extract
+
+    extracted = {m.id if isinstance(m.id, str) else m.id[0] for m in extract() if m.id}
+    missing = []
+    for path in sorted(Path(SOURCES).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("_", "N_")
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
+                    and node.args[0].value not in extracted):
+                missing.append(f"{path.name}:{node.lineno}: {node.args[0].value[:60]!r}")
+    assert not missing, missing
+
+
+def test_plurals_follow_the_catalogs_plural_forms(tmp_path, monkeypatch):
+    """ngettext picks the form by the language's Plural-Forms ("1 risposta", "2 risposte"; "1 step" in English),
+    and the catalog check reports a plural entry with a form missing."""
+    from app.dashboards.parallel_recurrent.view import FormsView
+    from app.i18n import catalogs, ngettext
+
+    with language("it"):
+        assert [ngettext("{count} step", "{count} steps", n).format(count=n) for n in (1, 4)] == ["1 passo", "4 passi"]
+        assert "1 risposta su 64" in FormsView._strip_title("recurrent", 64, 16, 1)
+        assert "2 risposte su 64" in FormsView._strip_title("recurrent", 64, 16, 2)
+    with language("en"):
+        assert ngettext("{count} step", "{count} steps", 1).format(count=1) == "1 step"
+    assert catalogs.problems("it") == []
+    from babel.messages import pofile
+
+    with open(catalogs.po_path("it"), "rb") as source:
+        catalog = pofile.read_po(source, locale="it")
+    entry = catalog.get("{count} step")
+    entry.string = (entry.string[0], "", entry.string[2])
+    broken = tmp_path / "it.po"
+    with open(broken, "wb") as target:
+        pofile.write_po(target, catalog)
+    monkeypatch.setattr(catalogs, "po_path", lambda lang: broken)
+    assert ("{count} step", "empty") in catalogs.problems("it")
+
+
+def test_italian_elides_the_article_before_numbers_read_with_a_vowel():
+    from app.i18n import _, elide
+
+    assert elide("sicuro al 83%, il 8%, del 11% e al 50%") == "sicuro all'83%, l'8%, dell'11% e al 50%"
+    with language("it"):
+        assert _("sure at {percent}%").format(percent=83) == "sicuro all'83%"
