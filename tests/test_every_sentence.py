@@ -227,3 +227,55 @@ def test_italian_elides_the_article_before_numbers_read_with_a_vowel():
     assert elide("sicuro al 83%, il 8%, del 11% e al 50%") == "sicuro all'83%, l'8%, dell'11% e al 50%"
     with language("it"):
         assert _("sure at {percent}%").format(percent=83) == "sicuro all'83%"
+
+
+def _italian_texts():
+    from babel.messages import pofile
+
+    from app.i18n.catalogs import po_path
+
+    with open(po_path("it"), "rb") as source:
+        catalog = pofile.read_po(source, locale="it")
+    for message in catalog:
+        if message.id:
+            yield from (message.string if isinstance(message.string, (list, tuple)) else [message.string])
+
+
+def test_one_italian_term_per_concept():
+    """The glossary (app/i18n/glossary.py): no Italian text uses a forbidden variant of a term."""
+    from app.i18n.glossary import TERMS, forbidden_in
+
+    found = [(text[:60], hit) for text in _italian_texts() for hit in forbidden_in(text)]
+    assert not found, found
+    assert forbidden_in("il gate dell'oblio e la regola delta con oblio, una query e un prompt") == [
+        ("forget gate", "gate dell'oblio"), ("gated delta rule", "regola delta con oblio"),
+        ("prompt", "prompt"), ("query", "query")]
+    assert forbidden_in("una domanda (query) su un testo iniziale (prompt), $q$ e `input`") == []
+    used = "\n".join(_italian_texts())
+    assert all(term.split(" (")[0] in used for term, _variants in TERMS.values())
+
+
+def test_formulas_on_italian_pages_write_decimal_commas():
+    """Every formula of the Italian catalog and of the registry, rendered for an Italian page: no <mn> with a
+    decimal point, and 0,99 is one number element (not 0, an operator and 99)."""
+    import re
+
+    from app.components.text import to_html
+    from app.variants import REGISTRY
+
+    texts = list(_italian_texts()) + [r.formula for r in REGISTRY.values()]
+    texts += [cell for r in REGISTRY.values() for cell in r.table_formula if "$" in cell]
+    with language("it"):
+        rendered = [to_html(text) for text in texts if "$" in text]
+        assert "<mn>0,99</mn>" in to_html(r"$\alpha = 0.99$")
+        gla = to_html(_it(REGISTRY["gla"].special_formula))
+    points = [mn for html in rendered for mn in re.findall(r"<mn>([^<]*)</mn>", html) if "." in mn]
+    assert not points, points
+    assert "<mn>0,7</mn>" in gla and "0,25" in gla
+    with language("en"):
+        assert "<mn>0.99</mn>" in to_html(r"$\alpha = 0.99$")
+
+
+def _it(msgid):
+    from app.i18n import _
+    return _(msgid)
