@@ -279,3 +279,57 @@ def test_formulas_on_italian_pages_write_decimal_commas():
 def _it(msgid):
     from app.i18n import _
     return _(msgid)
+
+
+PAGES = ["home", "softmax", "two-bills", "state", "transition", "memory-fails", "parallel-recurrent", "architectures"]
+
+
+@pytest.mark.parametrize("slug", PAGES)
+def test_an_italian_page_shows_no_english_word(slug):
+    """Every page built server-side in Italian (tests/italian_pages.py), read at both levels: titles, labels,
+    legends, hover labels, options and texts hold no English word outside formulas, code and names."""
+    from panel.io.state import set_curdoc
+
+    from tests.italian_pages import english_words, model_texts, session_document, visible
+
+    doc, session = session_document(None if slug == "home" else slug, {"lang": "it", "level": "elementare"})
+    texts = model_texts(doc)
+    with set_curdoc(doc):
+        session.level = "superiore"
+    texts += model_texts(doc)
+    assert len(texts) > 20
+    found = {}
+    for where, text in texts:
+        seen = visible(text)
+        if english_words(seen):
+            found[seen.strip()[:150]] = (where, english_words(seen))
+    assert not found, found
+
+
+def test_the_lesson_cards_speak_italian():
+    """Every lesson card's question, choices and observation, in Italian, without an English word."""
+    from tests.italian_pages import english_words
+    from tests.test_lessons import CARDS, store_for
+    from app.i18n import _
+    from app.lessons import LESSONS
+
+    found = []
+    for slug, number in CARDS:
+        card = LESSONS[slug][number - 1]
+        store, _values = store_for(slug, card)
+        with language("it"):
+            texts = [_(card.prompt), *(_(c) for c in card.choices), card.observe(store)]
+            texts += [_(card.press)] if card.press else []
+        found += [(slug, number, words, text[:80]) for text in texts if (words := english_words(text))]
+    assert not found, found
+
+
+def test_the_state_lesson_names_the_panel_as_the_page_titles_it():
+    from app.dashboards.state_fills_up.lesson import CARDS
+    from app.i18n import _
+
+    named = [card.press for card in CARDS if "«What fades or is erased»" in card.press]
+    assert named
+    for lang in ("it", "en"):
+        with language(lang):
+            assert all(f"«{_('What fades or is erased')}»" in _(press) for press in named)

@@ -31,4 +31,4 @@ def forbidden_in(text):
     """[(concept, variant found)] in an Italian text, formulas and code left out."""
     prose = _prose(text)
     return [(concept, found.group(0)) for concept, (_term, variants) in TERMS.items()
-            for variant in variants for found in re.finditer(variant, prose)]
+            for variant in variants for found in re.finditer(variant, prose, re.IGNORECASE)]

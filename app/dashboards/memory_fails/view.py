@@ -213,14 +213,24 @@ class MemoryView(DashboardView):
         twice = int(np.argmin(np.abs(data["pairs"] - 2 * store.d_k)))
         error = lambda i: format_number(round(float(data["error"][i]), 2), 2)
         numbers = {"dk": store.d_k, "e1": error(at), "n2": int(data["pairs"][twice]), "e2": error(twice)}
-        self.point_text.elementare = _(
-            "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
-            "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
-            "that, no read-out that only weighs and adds up a label's numbers gives every pair back exactly.").format(
-            **numbers)
-        self.point_text.superiore = _(
-            "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
-            "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.").format(**numbers)
+        if numbers["n2"] == store.d_k:             # the curve stops at d_k (perpendicular keys): one point to name
+            elementare = _(
+                "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs, the most pairs tried "
+                "here. The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: "
+                "past that, no read-out that only weighs and adds up a label's numbers gives every pair back "
+                "exactly.")
+            superiore = _("$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$, the largest $N$ here. The bound "
+                          "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+        else:
+            elementare = _(
+                "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
+                "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
+                "that, no read-out that only weighs and adds up a label's numbers gives every pair back exactly.")
+            superiore = _(
+                "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
+                "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+        self.point_text.elementare = elementare.format(**numbers)
+        self.point_text.superiore = superiore.format(**numbers)
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
