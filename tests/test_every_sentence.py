@@ -1,5 +1,7 @@
 """Every sentence true: what the pages say about the models, checked against the engine's numbers
 (issue 21). Each test recomputes a number or a formula a page states, from the engine, and compares."""
+import html
+
 import numpy as np
 import pytest
 import torch
@@ -118,6 +120,12 @@ def test_rwkv7_is_off_the_knob_and_its_nearest_setting_is_not_rwkv7():
     assert np.allclose(computed, np.diag(w) - np.outer(w * k, k), atol=1e-6)        # fade, then erase
     assert np.allclose(rwkv7, np.diag(w) - np.outer(k, k), atol=1e-6)               # erase the unfaded memory
     assert np.abs(computed - rwkv7).max() > 0.05
+    from tests.italian_pages import model_texts, session_document, visible
+
+    for lang, words in (("en", "The knobs are close to: RWKV-7"), ("it", "Le manopole sono vicine a: RWKV-7")):
+        doc, _session = session_document("transition", {"gate": gate, "alpha": str(alpha), "beta": "1", "lang": lang})
+        lamps = [visible(text) for where, text in model_texts(doc) if 'class="lamp"' in html.unescape(text)]
+        assert len(lamps) == 1 and words in " ".join(lamps[0].split())
 
 
 def test_architectures_card_1_names_the_settings_that_make_mamba2_fastest():
