@@ -86,10 +86,11 @@ def test_every_variants_written_change_is_the_engines_change():
         m = torch.full((1, 1), 0.4, dtype=torch.float64)
         state = MLSTMState(S * (-m).exp()[..., None, None], torch.zeros(1, 1, d, dtype=torch.float64), m) \
             if variant == "mlstm" else S
-        _o, after, _record = step(variant, state, q, k, v, scale=1.0, **gates)
+        _o, _state, record = step(variant, state, q, k, v, scale=1.0, **gates)
+        after = record.state[0, 0]                                            # S_t from the step's record
         if variant == "mlstm":                                                # the stored C_t times e^{m_t}
-            after = after.C * after.m.exp()[..., None, None]
-        engine_change = (after - S)[0, 0].numpy()
+            after = after * np.exp(np.asarray(record.extras["m"]).reshape(-1)[0])
+        engine_change = after - S[0, 0].numpy()
         values = {name: (x[0, 0] if x.dim() > 1 else x[0]).numpy() for name, x in gates.items()}
         written = WRITTEN_CHANGE[CHANGE[variant]](S[0, 0].numpy(), k[0, 0].numpy(), v[0, 0].numpy(), values)
         assert np.allclose(written, engine_change, atol=1e-10), variant
@@ -341,3 +342,13 @@ def test_the_state_lesson_names_the_panel_as_the_page_titles_it():
     for lang in ("it", "en"):
         with language(lang):
             assert all(f"«{_('What fades or is erased')}»" in _(press) for press in named)
+
+
+def test_where_memory_fails_names_one_point_when_the_curve_stops_at_d_k():
+    """Perpendicular keys: the curve stops at N = d_k, and the point says its error once (it said "0,00 con
+    N = 16 e 0,00 con N = 16")."""
+    from tests.italian_pages import model_texts, session_document, visible
+
+    doc, _session = session_document("memory-fails", {"lang": "it", "keys": "orthogonal", "dk": "16"})
+    said = " ".join(" ".join(visible(text).split()) for _where, text in model_texts(doc))
+    assert "con 16 coppie, il massimo provato qui" in said and "e 0,00 con 16 coppie" not in said
