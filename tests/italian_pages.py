@@ -88,12 +88,13 @@ def visible(text):
     return re.sub(r"[@$]\w+(\{[^}]*\})?|\{\w*\}", " ", text)
 
 
-# common English words, none of them also an Italian word (no "a", "in", "come", "era", "gate", "token", "state")
+# common English words, none of them also an Italian word (no "a", "in", "come", "era", "gate", "token", "state",
+# "pause")
 ENGLISH = set("""
 the and of with what which from this that these those is are was were be its they their there here how when where why
 who by for not into each every all some none one two three answer answers answered question questions summary memory
 step steps word words pair pairs right wrong left later earlier first last next let through similar show shows hide
-open press play pause speed download model models layer layers head heads key keys value values query queries prompt
+open press play speed download model models layer layers head heads key keys value values query queries prompt
 input output loss read reads write writes written forget forgets keep keeps kept fade fades erase erases time times
 size sure share position on at or to as an if then than more less only also same other new old much many about after
 before between below above up down out you your random seed run runs measure""".split())
