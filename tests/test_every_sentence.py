@@ -30,9 +30,9 @@ def test_a_tie_is_a_miss_on_where_memory_fails():
     card = MEMORY_CARDS[3]
     store = memory_store(card.setup)
     assert int(store.run.right.sum()) == 8 and card.correct(store) == 1       # "some, not all"
-    for lang in ("en", "it"):
+    for lang, said in (("en", "8 of 16 right"), ("it", "Giuste: 8 su 16")):
         with language(lang):
-            assert card.observe(store).startswith("8 ")
+            assert card.observe(store).startswith(said)
 
 
 def _outer(x, y):
@@ -207,13 +207,23 @@ def test_every_literal_given_to_the_translation_functions_is_extracted():
 def test_plurals_follow_the_catalogs_plural_forms(tmp_path, monkeypatch):
     """ngettext picks the form by the language's Plural-Forms ("1 risposta", "2 risposte"; "1 step" in English),
     and the catalog check reports a plural entry with a form missing."""
+    import types
+
     from app.dashboards.parallel_recurrent.view import FormsView
+    from app.dashboards.transition.pictures import answers_html
     from app.i18n import catalogs, ngettext
 
     with language("it"):
         assert [ngettext("{count} step", "{count} steps", n).format(count=n) for n in (1, 4)] == ["1 passo", "4 passi"]
         assert "1 risposta su 64" in FormsView._strip_title("recurrent", 64, 16, 1)
         assert "2 risposte su 64" in FormsView._strip_title("recurrent", 64, 16, 2)
+    from app.dashboards.transition.model import Recall
+
+    with language("it"):
+        asked = lambda right: types.SimpleNamespace(right=right, expected="21", answer="21" if right else "47",
+                                                    token=types.SimpleNamespace(text="Anna?"), cosines=np.ones(1))
+        one = Recall(["21", "47"], [asked(True), asked(False)])
+        assert "1 risposta giusta su 2" in answers_html(one)
     with language("en"):
         assert ngettext("{count} step", "{count} steps", 1).format(count=1) == "1 step"
     assert catalogs.problems("it") == []
