@@ -38,29 +38,33 @@ TRAINED_FORMULA = {
 }
 
 
-# the whole update ΔS_t = S_t − S_{t-1} of each model, in the papers' notation (S_{t-1} A_t + W_t − S_{t-1};
-# tests/test_every_sentence.py checks each against the engine's records)
+# the whole update ΔS_t = S_t − S_{t-1} of each model, in the papers' notation (S_{t-1} A_t + W_t − S_{t-1}),
+# term by term: the card is narrow, so a long one is drawn a term per line (tests/test_every_sentence.py checks
+# each against the engine's records)
 CHANGE = {
-    "linear": r"v_t k_t^\top",
-    "retnet": r"(\gamma - 1)\, S_{t-1} + v_t k_t^\top",
-    "mamba2": r"(\alpha_t - 1)\, S_{t-1} + v_t k_t^\top",
-    "gla": r"S_{t-1} (\mathrm{diag}(\alpha_t) - I) + v_t k_t^\top",
-    "deltanet": r"\beta_t (v_t - S_{t-1} k_t)\, k_t^\top",
-    "gated_deltanet": r"(\alpha_t - 1)\, S_{t-1} + \beta_t (v_t - \alpha_t S_{t-1} k_t)\, k_t^\top",
-    "rwkv6": r"S_{t-1} (\mathrm{diag}(w_t) - I) + v_t k_t^\top",
-    "rwkv7": r"S_{t-1} (\mathrm{diag}(w_t) - I) - (S_{t-1} \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top "
-             r"+ v_t \tilde k_t^\top",
-    "mlstm": r"(f_t - 1)\, C_{t-1} + i_t\, v_t k_t^\top",
+    "linear": (r"v_t k_t^\top",),
+    "retnet": (r"(\gamma - 1)\, S_{t-1}", r"+ v_t k_t^\top"),
+    "mamba2": (r"(\alpha_t - 1)\, S_{t-1}", r"+ v_t k_t^\top"),
+    "gla": (r"S_{t-1} (\mathrm{diag}(\alpha_t) - I)", r"+ v_t k_t^\top"),
+    "deltanet": (r"\beta_t (v_t - S_{t-1} k_t)\, k_t^\top",),
+    "gated_deltanet": (r"(\alpha_t - 1)\, S_{t-1}", r"+ \beta_t (v_t - \alpha_t S_{t-1} k_t)\, k_t^\top"),
+    "rwkv6": (r"S_{t-1} (\mathrm{diag}(w_t) - I)", r"+ v_t k_t^\top"),
+    "rwkv7": (r"S_{t-1} (\mathrm{diag}(w_t) - I)", r"- (S_{t-1} \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top",
+              r"+ v_t \tilde k_t^\top"),
+    "mlstm": (r"(f_t - 1)\, C_{t-1}", r"+ i_t\, v_t k_t^\top"),
 }
+LINE = 40                                   # characters of LaTeX that fit one line of the card
 
 
 def change_formula(variant):
     """The Superiore text of the "What changes now" card for `variant` (softmax has no such card)."""
     if variant not in CHANGE:
         return ""
-    state = "C" if variant == "mlstm" else "S"
+    state, terms = ("C" if variant == "mlstm" else "S"), CHANGE[variant]
+    lines = [" ".join(terms)] if len(" ".join(terms)) <= LINE else terms
     return (_("The whole update at this token, the transition's part plus the write:") +
-            f" $$\\Delta {state}_t = {state}_t - {state}_{{t-1}} = {CHANGE[variant]}$$")
+            f" $$\\Delta {state}_t = {state}_t - {state}_{{t-1}}$$" +
+            "".join(f"$$\\quad {'= ' if i == 0 else ''}{line}$$" for i, line in enumerate(lines)))
 
 
 class HeadPanel:
