@@ -83,8 +83,9 @@ RECORDS = (
                        N_(r"$v_t k_t^\top$ with $k = \phi(k)$"),
                        N_(r"$S_t q_t$, optionally divided by $z_t^\top q_t$, $z_t = z_{t-1} + k_t$"),
                        N_(r"feature map $\phi$: elu+1 (original), identity, relu…")),
-        special=N_('The starting point: it only adds. Nothing ever fades or is removed, so once there are more '
-               'pairs than the summary has columns, they start to blur into each other.'),
+        special=N_('The starting point: it only adds. Nothing ever fades or is removed, so the pairs blur into '
+               'each other: with random labels a little from the second pair on, and more with every pair; only '
+               'perpendicular labels stay apart, and there are only as many of those as the summary has columns.'),
         special_formula=N_(r"With $A_t = I$ the state is a plain running sum, $S_t = \sum_{i \le t} v_i k_i^\top$; the "
                r"original also divides the read-out by $z_t^\top q_t$, with $z_t = \sum_{i \le t} k_i$."),
         mask_note=N_('Linear attention forgets nothing: every earlier token counts fully, so the mask is just “the'
@@ -175,7 +176,8 @@ RECORDS = (
         table_formula=(r"$I - \beta_t k_t k_t^\top$",
                        r"$\beta_t v_t k_t^\top$",
                        '$S_t q_t$',
-                       N_(r"$\beta_t = \sigma(\cdot)$ (×2 allows negative eigenvalues); $q, k$ L2-normalized")),
+                       N_(r"$\beta_t = \sigma(\cdot)$ ($2\sigma$ allows negative eigenvalues, Grazzi et al. 2025); "
+                          r"$q, k$ L2-normalized")),
         special=N_('Before writing, it asks the summary what it already holds under this label and writes only '
                'the difference: new information replaces the old instead of mixing with it.'),
         special_formula=N_(r"$S_t = S_{t-1} + \beta_t (v_t - S_{t-1} k_t)\, k_t^\top$: one gradient step of size "
@@ -185,8 +187,8 @@ RECORDS = (
                'one more step inside each chunk (a triangular system), not drawn here.'),
         knob=('none', 1.0), nearest=None, off_knob=None,
         alpha=1.0,
-        left_out=N_('Our small version keeps β between 0 and 1 (the paper also allows up to 2) and leaves out '
-                    'the output gate.')),
+        left_out=N_('Our small version keeps β between 0 and 1, as the DeltaNet papers do (Grazzi et al. 2025 '
+                    'let it go up to 2), and leaves out the output gate.')),
     Variant(
         'gated_deltanet', 'Gated DeltaNet', short='Gated DeltaNet', family='correct',
         papers='Yang, Kautz & Hatamizadeh 2025',
@@ -253,7 +255,8 @@ RECORDS = (
                           r"rule)"),
                        N_(r"$v_t \tilde k_t^\top$, with $\tilde k_t = k_t \odot (1 + (a_t - 1) \odot k_a)$"),
                        '$S_t q_t$',
-                       N_(r"removal key $\hat\kappa_t$ = the key normalized, in-context learning rate "
+                       N_(r"removal key $\hat\kappa_t = k_t \odot \xi / \lVert k_t \odot \xi \rVert$ (here $\xi = 1$), "
+                          r"in-context learning rate "
                           r"$a_t = \sigma(\cdot) \in (0,1)^{d_k}$, $\log w_t = -e^{-1/2} \sigma(\cdot)$")),
         special=N_("Fading per column like RWKV-6, plus a correction like DeltaNet's, with its own erasing "
                'strength for each column.'),
@@ -264,10 +267,16 @@ RECORDS = (
                r"$w_{t,i} = 0.7^{s_i}$, $a_t = 1$ and $\hat\kappa_t = \tilde k_t = k_t$."),
         mask_note=N_('RWKV-7 fades each key channel at its own speed; its correction needs one more step inside '
                'each chunk (a triangular system), not drawn here.'),
-        knob=('channel', 1.0), nearest=None, off_knob=None,
+        knob=None, nearest=('channel', 1.0),
+        off_knob=N_("Not exactly on the knob: the nearest setting is gate “{gate}”, β = {beta}, where the knob "
+                    "fades the summary and then erases from what is left. RWKV-7 erases what the summary held "
+                    "before the fading, and the erased part is not faded; it has its own removal key and its own "
+                    "strength for each column, and writes with a key of its own. The link opens that nearest setting."),
         alpha=0.95,
         left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the "
-                    "value residual and the channel-mixing block.")),
+                    "value residual, the bonus term of the current token, the group norm and the channel-mixing "
+                    "block; its removal key is the key itself, normalized, where RWKV-7 normalizes k ⊙ ξ with a "
+                    "learned ξ.")),
     Variant(
         'mlstm', 'mLSTM (xLSTM)', short='mLSTM', family='fade', papers='Beck et al. 2024',
         rule=N_('mLSTM (xLSTM) has a forget gate and an input gate, and divides its answer by how much has '
@@ -289,7 +298,8 @@ RECORDS = (
                'divided by $e^{m_t}$, a running maximum; the normalizer $n_t = f_t n_{t-1} + i_t k_t$ divides the '
                r"read-out. Here $f_t = 0.9$ and $\tilde\imath_t = 0$, so $i_t = e^0 = 1$."),
         mask_note=N_('mLSTM fades by its forget gate (its input gate lets every pair in whole here, i = 1, so it '
-               'changes nothing; the engine also rescales to keep the numbers in range).'),
+               'changes nothing; the engine also rescales to keep the numbers in range). The mask is not the '
+               'whole answer: mLSTM then divides it by its normalizer.'),
         knob=None, nearest=('scalar', 0.0),
         off_knob=N_("Not exactly on the knob: its forget gate is one number per token, like Mamba-2's (gate "
                '“{gate}”, β = {beta}), but the knob has no input gate and no normalizer. The link opens that'
@@ -302,14 +312,15 @@ RECORDS = (
         papers='Vaswani et al. 2017',
         rule=N_('Softmax attention keeps no fixed summary: it writes every word in its notebook of notes and '
                'compares the question with every label there.'),
-        formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i)}{\sum_{j \le t} \exp(q_t^\top k_j)}\, v_i$$",
+        formula=r"$$o_t = \sum_{i \le t} \frac{\exp(q_t^\top k_i / \sqrt{d_k})}{\sum_{j \le t} \exp(q_t^\top k_j "
+                r"/ \sqrt{d_k})}\, v_i$$",
         table=(N_('no fixed summary'),
                N_('writes every word in its notebook, which keeps growing'),
                N_('compares the question with every label in the notebook'),
                N_('none')),
         table_formula=('—',
                        N_('append $k_t, v_t$ to the KV cache'),
-                       r"$\sum_i \mathrm{softmax}_i(q_t^\top k_i)\, v_i$",
+                       r"$\sum_{i \le t} \mathrm{softmax}_i(q_t^\top k_i / \sqrt{d_k})\, v_i$",
                        '—'),
         special=None,
         special_formula=None,

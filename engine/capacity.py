@@ -104,12 +104,18 @@ def measure(readouts, targets, queries):
     error = 0.5 * (readouts - one_hot).pow(2).sum(-1).mean()
     fit = torch.linalg.pinv(queries) @ one_hot                              # best linear map, [d_k, W]
     best = 0.5 * (queries @ fit - one_hot).pow(2).sum(-1).mean()
-    hit = readouts.gather(1, targets[:, None])[:, 0]
-    rest = readouts.scatter(1, targets[:, None], -math.inf).amax(1) if readouts.shape[1] > 1 \
-        else torch.full_like(hit, -math.inf)
-    tie = 1e3 * torch.finfo(readouts.dtype).eps * hit.abs().clamp(min=1.0)   # rounding noise
-    accuracy = (hit > rest + tie).double().mean()
+    accuracy = wins(readouts, targets).double().mean()
     return float(error), float(best), float(accuracy)
+
+
+def wins(scores, targets):
+    """[N] bool: the target's score beats every other by more than rounding noise; an exact tie (two
+    stored values read back equally, as a rewritten key under the sum rule) is a miss."""
+    hit = scores.gather(1, targets[:, None])[:, 0]
+    rest = scores.scatter(1, targets[:, None], -math.inf).amax(1) if scores.shape[1] > 1 \
+        else torch.full_like(hit, -math.inf)
+    tie = 1e3 * torch.finfo(scores.dtype).eps * hit.abs().clamp(min=1.0)     # rounding noise
+    return hit > rest + tie
 
 
 def capacity(rule, *, d_k, pairs, keys="random", repeat=0, seed=0, trials=1, form="chunked",

@@ -7,6 +7,10 @@ offline. (Panel bundles KaTeX's script and CSS but not its font files.)
 latex2mathml builds an XML tree and then un-escapes its serialisation, so `\text{<img …>}` would come
 out as live HTML. `formula` serialises the tree itself instead: every text is escaped, and only
 presentation attributes survive (no `href`, `style`, event handlers).
+
+Numbers in formulas are written with a decimal point in the source and shown in the page's language:
+an Italian page gets `<mn>0,99</mn>` (LaTeX's `0{,}99` would come out as a number, an operator and a
+number).
 """
 import html
 import logging
@@ -16,6 +20,8 @@ from xml.etree.ElementTree import tostring
 import panel as pn
 import param
 from latex2mathml.converter import convert_to_element
+
+from app.i18n import current_language
 
 TEXT_CSS = """
 :host { font-size: calc(17px * var(--lineare-scale, 1)); line-height: 1.45; color: #1f2933; }
@@ -37,7 +43,9 @@ _ATTRIBUTES = {"xmlns", "display", "mathvariant", "mathcolor", "mathbackground",
 
 
 def formula(latex, display=False):
-    """MathML for one LaTeX formula, safe whatever the LaTeX says (ours only, still: see the module doc)."""
+    """MathML for one LaTeX formula, safe whatever the LaTeX says (ours only, still: see the module doc);
+    its numbers in the current language's decimal mark."""
+    comma = current_language() == "it"
     try:
         math = convert_to_element(latex, display="block" if display else "inline")
     except Exception as error:                       # a formula latex2mathml cannot read: its source, escaped
@@ -48,6 +56,8 @@ def formula(latex, display=False):
         # so that serialising escapes everything else once (`<` and `&` included)
         element.text = html.unescape(element.text) if element.text else element.text
         element.tail = html.unescape(element.tail) if element.tail else element.tail
+        if comma and element.tag.endswith("mn") and element.text:
+            element.text = element.text.replace(".", ",")
         for name in [name for name in element.attrib if name.lower() not in _ATTRIBUTES]:
             del element.attrib[name]
     return tostring(math, encoding="unicode")

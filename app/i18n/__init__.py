@@ -1,8 +1,9 @@
 """Every user-visible string goes through `_()`; the catalogs live in `i18n/` (gettext, built with Babel).
 
-    from app.i18n import _, N_
+    from app.i18n import _, N_, ngettext
     _("Play")                      # translated into the current session's language
     TITLE = N_("The state fills up")  # marked for extraction at import time, translated later with _()
+    ngettext("{count} step", "{count} steps", n).format(count=n)    # plurals: the catalog's Plural-Forms
 
 The language belongs to the browser session (two visitors can read two languages at once): the page
 shell calls `set_language()` when a session starts, and `_()` looks it up from `pn.state.curdoc`.
@@ -14,6 +15,7 @@ in `app/i18n/catalogs.py`.
 import contextvars
 import gettext
 import os
+import re
 import tempfile
 import threading
 import weakref
@@ -40,7 +42,43 @@ def N_(message):
 
 def _(message):
     """The message in the current session's language."""
-    return translations(current_language()).gettext(message)
+    text = translations(current_language()).gettext(message)
+    return _Italian(text) if current_language() == "it" else text
+
+
+def ngettext(singular, plural, n):
+    """The message for `n` things in the current session's language (the catalog's Plural-Forms choose)."""
+    text = translations(current_language()).ngettext(singular, plural, n)
+    return _Italian(text) if current_language() == "it" else text
+
+
+# Italian elides the article before a number read with a vowel first (uno, otto, undici, ottanta…):
+# "al {percent}%" with 83 must read "all'83%", with 50 "al 50%"
+_ELIDED = {"il": "l'", "al": "all'", "del": "dell'", "nel": "nell'", "dal": "dall'", "sul": "sull'"}
+_ARTICLE_NUMBER = re.compile(r"\b(il|al|del|nel|dal|sul|Il|Al|Del|Nel|Dal|Sul) (\d[\d.]*)")
+
+
+def _vowel_first(digits):
+    whole = int(digits.replace(".", "")) if digits.replace(".", "") else 0
+    return whole in (1, 11) or digits.startswith("8") or 11_000 <= whole < 12_000
+
+
+def elide(text):
+    """Italian articles elided before numbers that are read with a vowel first."""
+    def fix(match):
+        article, digits = match.groups()
+        if not _vowel_first(digits):
+            return match.group(0)
+        elided = _ELIDED[article.lower()]
+        return (elided[0].upper() + elided[1:] if article[0].isupper() else elided) + digits
+    return _ARTICLE_NUMBER.sub(fix, text)
+
+
+class _Italian(str):
+    """An Italian message: `.format()` elides the articles in front of the numbers it fills in."""
+
+    def format(self, *args, **kwargs):
+        return elide(str.format(self, *args, **kwargs))
 
 
 def format_number(number, decimals=None):

@@ -5,6 +5,9 @@
     python -m app.i18n compile   # .po → .mo (also done automatically when a .mo is missing or older)
     python -m app.i18n check     # list messages without a translation; exit status 1 if any
     python -m app.i18n translate it.json   # update, then fill in {msgid: Italian} (English = msgid)
+
+Plurals: `ngettext(singular, plural, n)` in app/ gives a plural entry (keyed by its singular msgid); its
+Italian in translate's JSON is a list [one, other] (the catalog's Plural-Forms choose at run time).
 """
 import argparse
 import contextlib
@@ -26,7 +29,7 @@ def extract():
 
     template = Catalog(domain=DOMAIN, project="Lineare")
     for filename, lineno, message, comments, context in extract_from_dir(
-            SOURCES, method_map=[("**.py", "python")], keywords={"_": None, "N_": None}):
+            SOURCES, method_map=[("**.py", "python")], keywords={"_": None, "N_": None, "ngettext": (1, 2)}):
         template.add(message, locations=[(f"app/{filename}", lineno)], auto_comments=comments)
     return template
 
@@ -87,7 +90,16 @@ def _update_catalogs(italian):
             entry = catalog.get(message_id)
             if entry is None:
                 raise ValueError(f"not a message of app/ (run from a tree that uses it): {message_id!r}")
-            entry.string = text if lang == "it" else message_id
+            if entry.pluralizable != isinstance(text, list):
+                raise ValueError(f"give a plural message a list of its forms, any other a string: {message_id!r}")
+            entry.flags.discard("fuzzy")                  # a text given here is checked, not a guess
+            if lang == "it" and entry.pluralizable:     # [one, other]: CLDR's Italian adds "many" (a
+                forms = list(text)                        # million), written as "other"
+                entry.string = tuple(forms + forms[-1:] * (catalog.num_plurals - len(forms)))
+            elif lang == "it":
+                entry.string = text
+            else:
+                entry.string = entry.id
         with open(path, "wb") as target:
             pofile.write_po(target, catalog, width=100, ignore_obsolete=True)
 
@@ -106,15 +118,35 @@ def problems(lang):
         if not message.id:
             continue
         entry = catalog.get(message.id)
+        name = message.id[0] if message.pluralizable else message.id
         if entry is None:
-            found.append((message.id, "missing"))
+            found.append((name, "missing"))
+        elif message.pluralizable:
+            found.extend((name, why) for why in _plural_problems(message, entry, catalog.num_plurals))
         elif not entry.string:
-            found.append((message.id, "empty"))
+            found.append((name, "empty"))
         elif entry.fuzzy:
-            found.append((message.id, "fuzzy"))
+            found.append((name, "fuzzy"))
         elif sorted(PLACEHOLDER.findall(message.id)) != sorted(PLACEHOLDER.findall(entry.string)):
-            found.append((message.id, "placeholders differ"))
+            found.append((name, "placeholders differ"))
     return found
+
+
+def _plural_problems(message, entry, forms):
+    """A plural entry: one non-empty text per plural form of the language, each with the placeholders of the
+    English plural (the singular may leave out the number, as "one step" does)."""
+    strings = entry.string if isinstance(entry.string, (list, tuple)) else (entry.string,)
+    wanted = sorted(PLACEHOLDER.findall(message.id[1]))
+    if not entry.pluralizable or len(strings) != forms:
+        return ["not a plural entry with {} forms".format(forms)]
+    if not all(strings):
+        return ["empty"]
+    if entry.fuzzy:
+        return ["fuzzy"]
+    if any(not set(PLACEHOLDER.findall(text)) <= set(wanted) for text in strings) \
+            or sorted(PLACEHOLDER.findall(strings[-1])) != wanted:
+        return ["placeholders differ"]
+    return []
 
 
 def main(argv=None):

@@ -63,8 +63,8 @@ def test_a_card_opens_the_other_dashboards_on_its_model(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&level=superiore")
     knob = page.locator('a[data-link="knob"][href*="gate=channel"][href*="beta=1"]')
-    assert knob.count() == 1 and "alpha=0.7" in knob.get_attribute("href")          # RWKV-7 on the knob
-    assert page.locator('a[data-link="knob"]', has_text="nearest knob setting").count() == 2   # RWKV-6, mLSTM
+    assert knob.count() == 1 and "alpha=0.7" in knob.get_attribute("href")          # RWKV-7: the nearest knob setting
+    assert page.locator('a[data-link="knob"]', has_text="nearest knob setting").count() == 3   # RWKV-6, RWKV-7, mLSTM
     page.locator('a[data-link="state"][href*="variant=rwkv7"]').click()
     page.get_by_role("heading", name="The state fills up").wait_for()
     page.wait_for_function("() => window.location.pathname.endsWith('/state')")

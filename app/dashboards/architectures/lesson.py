@@ -13,6 +13,11 @@ EIGEN = (N_("keeps it (1)"), N_("fades it (between 0 and 1)"), N_("erases it (0)
 TINY = 1e-6
 
 
+def card_alpha(variant):
+    from app.dashboards.architectures.model import card_alpha
+    return card_alpha(variant)
+
+
 def _curve(variant):
     from app.dashboards.architectures.model import forgetting_curve
     return forgetting_curve(variant)
@@ -25,9 +30,17 @@ def _fastest(_store):
 def _fastest_text(_store):
     left = ", ".join(_("{model} {percent}%").format(model=NAMES[v], percent=percent(_curve(v)[AFTER]))
                      for v in FASTEST)
-    return _("What is left of the first pair after {n} words: {left}. {model} forgets fastest: its gate fades "
-             "the whole summary at every word, whatever is written.").format(
-        n=AFTER, left=left, model=NAMES[FASTEST[_fastest(None)]])
+    fastest = FASTEST[_fastest(None)]
+    return _("What is left of the first pair after {n} words: {left}. {model} forgets fastest here because this "
+             "page gives it α = {alpha} at every word, against RetNet's fixed γ ≈ {gamma}. A trained Mamba-2 "
+             "chooses its α word by word, from what it reads.").format(
+        n=AFTER, left=left, model=NAMES[fastest], alpha=decimal(card_alpha(fastest), 1),
+        gamma=decimal(card_alpha("retnet"), 2))
+
+
+def _dimension():
+    from app.dashboards.architectures.model import D
+    return D
 
 
 def _kept(share):
@@ -39,8 +52,9 @@ def _deltanet_text(_store):
     curve = _curve("deltanet")
     return _("{percent}% is left after {n} words. DeltaNet has no forget gate, but every new label overlaps the "
              "old one a little, and every correction erases that little bit: {half}% is already gone after {m} "
-             "words.").format(percent=percent(curve[-1]), n=len(curve) - 1,
-                              half=percent(1 - curve[AFTER]), m=AFTER)
+             "words. How much depends on the labels' length, {d} numbers here: longer random labels overlap "
+             "less.").format(percent=percent(curve[-1]), n=len(curve) - 1,
+                             half=percent(1 - curve[AFTER]), m=AFTER, d=_dimension())
 
 
 def _eigen(_store):
@@ -78,12 +92,13 @@ def _twin_text(store):
 
 CARDS = (
     Card(setup={"arch": "linear"},
-         prompt=N_("A pair is written at word 0, then every word writes a pair of its own. Which of these models "
-                   "forgets the first pair fastest?"),
+         prompt=N_("A pair is written at word 0, then every word writes a pair of its own. With the settings of "
+                   "this page's pictures, which of these models forgets the first pair fastest?"),
          choices=tuple(NAMES[v] for v in FASTEST), correct=_fastest, observe=_fastest_text),
     Card(setup={"arch": "deltanet"},
          prompt=N_("DeltaNet has no forget gate: it only corrects what is stored under the label it writes. After "
-                   "64 words, each writing under a label of its own, how much of the first pair is left?"),
+                   "64 words, each writing under a random label of its own with 16 numbers, how much of the first "
+                   "pair is left?"),
          choices=KEPT, correct=lambda _store: _kept(_curve("deltanet")[-1]), observe=_deltanet_text),
     Card(setup={"arch": "deltanet"},
          prompt=N_("At each word DeltaNet multiplies its summary by one number per direction a label can point "

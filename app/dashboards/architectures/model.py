@@ -8,7 +8,8 @@ What tells the models apart is their transition A_t (S_t = S_{t-1} A_t + W_t). T
   The later tokens come with random unit keys (what the delta rule erases depends on them); the
   curve is the mean over a few such texts.
 - **eigenvalues** of A_t at one token: 1 keeps a direction, between 0 and 1 fades it, 0 erases it,
-  below 0 flips its sign (the delta rule with β up to 2, Yang et al. 2024; Grazzi et al. 2025).
+  below 0 flips its sign (the delta rule with β ∈ (0, 2), Grazzi et al. 2025; DeltaNet's papers keep
+  β ∈ (0, 1)).
 
 Each A_t is read off the engine's own recurrent step (engine.stepping.step) from S_{t-1} = I with a
 zero value, so S_t = A_t; the gates come from the one recipe (engine.gates.make_gates) at the
@@ -35,7 +36,7 @@ ARCHITECTURES = ORDER                   # accumulate, fade the past, correct wha
 TOKENS = 64                             # the forgetting curves run this many tokens after the pair
 TEXTS = 32                              # … over this many random texts (their mean is drawn)
 SEED = 0
-WIDE_BETA = 2.0                         # the delta rule's step allowed up to 2: eigenvalue 1 − β = −1
+WIDE_BETA = 2.0                         # β ∈ (0, 2) (Grazzi et al. 2025) approaches 2: eigenvalue 1 − β → −1
 WIDE = ("deltanet", "gated_deltanet")   # RWKV-7's in-context learning rate stays in (0, 1)
 
 # illustrative α (what each model keeps per token), also those of the knob links; the registry's

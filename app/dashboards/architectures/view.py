@@ -9,7 +9,8 @@ import panel as pn
 
 from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
 from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
-from app.dashboards.architectures.model import ARCHITECTURES, D, TEXTS, ArchitecturesStore, knob_setting
+from app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
+                                                knob_setting)
 from app.dashboards.architectures.pictures import EigenPicture, ForgettingPicture
 from app.dashboards.base import DashboardView, heading, title
 from app.i18n import N_, _, current_language, format_number
@@ -104,13 +105,14 @@ class ArchitecturesView(DashboardView):
                          "makes two moves. First the **transition**: it transforms the old summary, keeping it, "
                          "fading it, or erasing what it held under the label. Then the **write**: it adds the new "
                          "pair. To answer, it looks into the summary with the question (the **read-out**). The "
-                         "models below differ only in these choices."),
+                         "models below differ mostly in these choices; what else sets one apart is on its card."),
             superiore=_(r"One skeleton for the whole family: a state $S_t \in \mathbb{R}^{d_v \times d_k}$, "
                         r"updated at every token by $$S_t = S_{t-1} A_t + W_t, \qquad o_t = S_t q_t$$ where "
                         r"$A_t \in \mathbb{R}^{d_k \times d_k}$ is the **transition** (it right-multiplies the "
                         r"old state), $W_t$ the **write** (almost always $v_t k_t^\top$, the outer product of value "
                         r"and key) and $o_t$ the **read-out** with the query $q_t$. Choosing $A_t$ and $W_t$ "
-                        r"chooses the model: $A_t = I$ only accumulates, a diagonal $A_t$ fades the past, and "
+                        r"chooses most of the model (some also read out or write a little differently: their "
+                        r"cards say how): $A_t = I$ only accumulates, a diagonal $A_t$ fades the past, and "
                         r"$A_t = I - \beta_t k_t k_t^\top$ corrects what is stored under $k_t$ (the delta rule)."))
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.rule = Explanation(session)
@@ -134,13 +136,16 @@ class ArchitecturesView(DashboardView):
             elementare=_("Both pictures come from the engine, with a summary of {columns} columns. Left: a pair "
                          "is written at word 0; every later word writes a pair of its own under a random label, "
                          "and the curve follows what is left of the first pair (the average over {texts} "
-                         "texts). The fading models lose it like a clock, whatever is written: RetNet slowly, "
-                         "Mamba-2 faster. DeltaNet loses it only where a new label overlaps the old one, a "
-                         "little at each word. Linear attention keeps it whole, but it also keeps everything "
-                         "else piled on top of it (see «Where memory fails»). RWKV-6's line lies on GLA's: "
-                         "the same transition. Right: DeltaNet keeps every direction (1) except the label it "
-                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it "
-                         "would flip its sign (−1).").format(columns=D, texts=TEXTS),
+                         "texts). The fading models lose it at the pace of their gate, set here by the page: RetNet "
+                         "keeps {gamma} of the summary at every word, Mamba-2 {alpha} (a trained Mamba-2 chooses "
+                         "that amount word by word, from what it reads). DeltaNet loses it only where a new label "
+                         "overlaps the old one, a little at each word. Linear attention keeps it whole, but it also "
+                         "keeps everything else piled on top of it (see «Where memory fails»). RWKV-6's line lies on "
+                         "GLA's: the same transition. Right: DeltaNet keeps every direction (1) except the label it "
+                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it would flip "
+                         "its sign (−1).").format(
+                columns=D, texts=TEXTS, gamma=format_number(round(card_alpha("retnet"), 2), 2),
+                alpha=format_number(card_alpha("mamba2"), 1)),
             superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from "
                         r"$S_{t-1} = I$ with a zero value, gates from make_gates at the cards' values "
                         r"($\gamma = 1 - 2^{-5}$; Mamba-2 $\alpha = 0.8$; GLA, RWKV-6, RWKV-7 "
@@ -149,7 +154,7 @@ class ArchitecturesView(DashboardView):
                         r"$k_0, k_1, \dots$, mean over {texts} sequences: since the recurrence is linear in "
                         r"$S$, it is what the read-out $S_n k_0$ keeps of $v_0$. Right: the spectrum of $A_t$ "
                         r"at one token. The delta rule has $1 - \beta_t$ along $k_t$ and 1 on the rest; "
-                        r"with $\beta_t \in (0, 2)$ it reaches −1, the negative eigenvalues that let a linear "
+                        r"with $\beta_t \in (0, 2)$ it approaches −1, the negative eigenvalues that let a linear "
                         r"recurrence track state (Grazzi et al. 2025). RWKV-7, "
                         r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with $a_t = 1$: "
                         r"one eigenvalue below 0, the others between the $w_i$."

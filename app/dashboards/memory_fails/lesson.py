@@ -10,7 +10,7 @@ SETTINGS = {"rule": "sum", "dk": "16", "keys": "random", "rewrites": "0", "pairs
 PERPENDICULAR = {**SETTINGS, "keys": "orthogonal", "pairs": "16"}
 CHANGED = {**PERPENDICULAR, "rewrites": "8"}
 BOUND_CHOICES = (8, 16, 32, 64)
-HOW_MANY = (N_("every one"), N_("some, not all"), N_("none"))
+HOW_MANY = (N_("every one"), N_("some, not all"), N_("none of them"))
 
 
 def _bound_zero(store):

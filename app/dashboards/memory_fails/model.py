@@ -18,7 +18,7 @@ from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
 from app.work import Shared, Worker, current_document, on_next_tick
 from engine import tasks
-from engine.capacity import bound, measure, write_and_read
+from engine.capacity import bound, measure, wins, write_and_read
 from engine.ops import VARIANTS
 
 RULES = ("sum", "delta", "gated-delta")
@@ -60,6 +60,8 @@ class Recall:
     readouts    [N, d_v]  read-out of each query with the dense values (engine, float64)
     targets     [N]       the write each query should recall (its key's latest write)
     answers     [N]       the write whose value is closest (cosine) to the read-out
+    right       [N]       the target's cosine beats every other one (an exact tie is a miss, as in
+                          engine.capacity.measure)
     key_of      [W]       which of the N keys each write used
     queries     [N, d_k]  the keys read back
     """
@@ -70,10 +72,7 @@ class Recall:
     answers: np.ndarray
     key_of: np.ndarray
     queries: np.ndarray
-
-    @property
-    def right(self):
-        return self.answers == self.targets
+    right: np.ndarray
 
 
 def dense_values(count, dim, seed):
@@ -93,7 +92,7 @@ def recall(rule, d_k, keys, pairs, rewrites, seed):
     key_of = (data.keys @ data.queries.T).argmax(1)                                 # [W]
     return Recall(weights=weights.numpy(), values=values.numpy(), readouts=readouts.numpy(),
                   targets=data.targets.numpy(), answers=cosines.argmax(1).numpy(), key_of=key_of.numpy(),
-                  queries=data.queries.numpy())
+                  queries=data.queries.numpy(), right=wins(cosines, data.targets).numpy())
 
 
 @functools.lru_cache(maxsize=64)
@@ -137,7 +136,7 @@ def dense_accuracy(rule, d_k, keys, pairs, rewrites, seed, alpha, beta):
         values = dense_values(len(data.keys), d_k, seed + trial)                    # [W, d_v]
         readouts, _state = write_and_read(rule, data.keys, values, data.queries, alpha=alpha, beta=beta)
         cosines = torch.nn.functional.normalize(readouts, dim=1) @ values.T         # [N, W]
-        right += float((cosines.argmax(1) == data.targets).double().mean())
+        right += float(wins(cosines, data.targets).double().mean())
     return right / TRIALS
 
 

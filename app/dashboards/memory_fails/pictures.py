@@ -230,8 +230,9 @@ class WritesPicture:
         self.why.dots("similarity", color=ORANGE, size=6, alpha=0.8)
         # the key in HTML beside the picture: a Bokeh legend painted before the first answer arrived (it
         # comes from a worker) kept its glyphs blank until the next full repaint
-        self.legend_html = (f'<span style="color:{BLUE}">━━</span> {html.escape(_("let through by the later steps"))}'
-                            f'<br><span style="color:{ORANGE}">●</span> {html.escape(_("similar to the question"))}')
+        kept, similar = _("let through by the later steps"), _("similar to the question")    # not inside an
+        self.legend_html = (f'<span style="color:{BLUE}">━━</span> {html.escape(kept)}'        # f-string: Babel
+                            f'<br><span style="color:{ORANGE}">●</span> {html.escape(similar)}')  # would miss them
         self.marks = []                                   # the right pair's positions (blue bars above)
         for _i in range(2):
             span = Span(location=0, dimension="height", line_color=RIGHT, line_dash="dotted", line_width=2)

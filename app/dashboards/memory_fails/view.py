@@ -109,14 +109,14 @@ class MemoryView(DashboardView):
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
                          "forgot, or met a longer text than in training."),
-            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head, so a $64 \\times 64$ "
-                        "state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, "
-                        "Arora et al. 2023), evaluated on held-out examples. Softmax attention keeps every pair "
-                        "in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ dimensions, and "
-                        "the capacity bound binds only from $K = d_k = 64$ on. With $K = 32 < d_k$ a linear "
-                        "read-out could keep every pair apart: failures there come from learned keys that are "
-                        "not orthogonal (cross-talk), from decay, and from sequences longer and fuller than "
-                        "in training."))
+            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed "
+                        "state keep a $64 \\times 64$ state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, "
+                        "8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out examples. Softmax attention "
+                        "keeps every pair in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ "
+                        "dimensions, and the capacity bound on an exact linear read-out binds only for $K > d_k = "
+                        "64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: failures there come "
+                        "from learned keys that are not orthogonal (cross-talk), from decay, and from sequences "
+                        "longer and fuller than in training."))
 
         store.param.watch(self._draw_curve, ["curve"])
         store.param.watch(self._draw_detail, ["run", "query"])
@@ -213,22 +213,34 @@ class MemoryView(DashboardView):
         twice = int(np.argmin(np.abs(data["pairs"] - 2 * store.d_k)))
         error = lambda i: format_number(round(float(data["error"][i]), 2), 2)
         numbers = {"dk": store.d_k, "e1": error(at), "n2": int(data["pairs"][twice]), "e2": error(twice)}
-        self.point_text.elementare = _(
-            "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
-            "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
-            "that, no summary of this size keeps every pair apart.").format(**numbers)
-        self.point_text.superiore = _(
-            "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
-            "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.").format(**numbers)
+        if numbers["n2"] == store.d_k:             # the curve stops at d_k (perpendicular keys): one point to name
+            elementare = _(
+                "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs, the most pairs tried "
+                "here. The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: "
+                "past that, no read-out that only weighs and adds up a label's numbers gives every pair back "
+                "exactly.")
+            superiore = _("$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$, the largest $N$ here. The bound "
+                          "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+        else:
+            elementare = _(
+                "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
+                "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
+                "that, no read-out that only weighs and adds up a label's numbers gives every pair back exactly.")
+            superiore = _(
+                "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
+                "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+        self.point_text.elementare = elementare.format(**numbers)
+        self.point_text.superiore = superiore.format(**numbers)
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
             "**Left**: how far the answers are from the right information (0 is perfect), for more and more pairs. "
-            "Here each piece of information is one switch among as many switches as there are pairs, the "
-            "hardest to tell apart. The dashed line is the best that any simple read-out (one that only weighs "
-            "and adds up the {dk} numbers of a label) could do: zero until there are as many pairs as a label "
-            "has numbers ({dk} here, dotted line), then rising. The red line is what this summary really does: "
-            "with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
+            "Here each piece of information is one switch among as many switches as there are pairs: "
+            "switches are perpendicular, the easiest to tell apart, but the test is strict, since an answer "
+            "must give back its switch exactly. The dashed line is the best that any simple read-out (one "
+            "that only weighs and adds up the {dk} numbers of a label) could do: zero until there are as many pairs "
+            "as a label has numbers ({dk} here, dotted line), then rising. The red line is what this summary really "
+            "does: with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
             "**Right**: a gentler test, where each piece of information is a random arrow of {dk} numbers and an "
             "answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
             "{accuracy}% of the answers are right. Labels that get new information (slider) show what the "
@@ -277,9 +289,16 @@ class MemoryView(DashboardView):
         N = len(run.targets)
         summary = _("Answered wrong: {wrong} of {n}.").format(wrong=wrong, n=N)
         pair = lambda w: _("pair {i}").format(i=w + 1)
-        if answer == target:
+        if run.right[q]:
             verdict = '<span class="ok">%s ✓</span>' % html.escape(
                 _("Query {q} is answered right.").format(q=q + 1))
+        elif answer == target:                              # a tie: another number reads back just as close
+            cosines = run.values @ run.readouts[q]
+            cosines[target] = -np.inf
+            verdict = '<span class="bad">%s ✗</span>' % html.escape(
+                _("Query {q} is a tie: the numbers of {right_pair} and {other_pair} come back equally close, "
+                  "so the answer is a mix, counted as wrong.").format(
+                    q=q + 1, right_pair=pair(target), other_pair=pair(int(cosines.argmax()))))
         else:
             verdict = '<span class="bad">%s ✗</span>' % html.escape(
                 _("Query {q} is answered with the number of {wrong_pair} instead of {right_pair}.").format(
@@ -293,7 +312,7 @@ class MemoryView(DashboardView):
             pairs=polluters)) if order else ""
         first = self.store.first_failure()
         hint = ""
-        if first is not None and answer == target:
+        if first is not None and run.right[q]:
             hint = html.escape(_("Query {q} fails: pick it to see why.").format(q=first))
         return (f"<p>{verdict}{rewritten} {largest}</p>"
                 f"<p class='muted'>{html.escape(summary)} {hint}</p>")

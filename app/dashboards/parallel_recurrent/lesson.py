@@ -3,7 +3,7 @@ one way to another, every column may fade at its own speed, and what is left bet
 Answers are read off the page's store (model.FormsStore: its Comparison; not the measured cost, which
 comes later and only on request)."""
 from app.cards import Card
-from app.i18n import N_, _
+from app.i18n import N_, _, ngettext
 
 FORMS = {"variant": "retnet", "T": "64", "chunk": "16", "seed": "0", "t": "0"}
 SAME = (N_("Yes, the same up to rounding"), N_("No, a little different"), N_("No, quite different"))
@@ -49,10 +49,12 @@ def _becomes(store):
 
 
 def _becomes_text(store):
-    return _("The parallel way: with blocks of {size} the chunked way answers all {n} words in {steps} step, "
+    steps = _steps_of(store, "chunked")
+    return _("The parallel way: with blocks of {size} the chunked way answers all {n} words in {steps}, "
              "and its one block is the whole table of {n} × {n} words. With blocks of one word it would be the "
              "recurrent way ({n} steps). The block size slides from one way to the other.").format(
-        size=store.comparison.chunk_size, n=store.comparison.length, steps=_steps_of(store, "chunked"))
+        size=store.comparison.chunk_size, n=store.comparison.length,
+        steps=ngettext("{count} step", "{count} steps", steps).format(count=steps))
 
 
 def _shrink(store):

@@ -148,16 +148,18 @@ def opening_step(length, chunk_size):
 def counted_work(variant, form, length, chunk_size, d=D):
     """Multiply-adds of one head to run `form` over `length` tokens (numbers or an array): the leading
     terms of each algorithm with d_k = d_v = d. Recurrent: a write and a read of the d × d state per
-    token, 2 T d² (the delta rule also reads S k and writes its correction: 4 T d²). Parallel: the
-    T × T scores Q Kᵀ and their product with V, 2 T² d, and the final state, plus T d² (the delta
-    rule's triangular system adds about 6 T² d: 8 T² d, and 4 T d²). Chunked: the same inside each block
-    of C tokens, 2 T C d, and the state read and written once per token, 2 T d² (delta rule: 8 T C d +
-    4 T d²). A decay adds only multiplications."""
+    token, 2 T d² (the delta rule also reads S k, and writes its correction instead of the pair: 3 T d²;
+    RWKV-7 reads S a and adds (S a) bᵀ besides its write: 4 T d²). Parallel: the T × T scores Q Kᵀ
+    and their product with V, 2 T² d, and the final state, 2 T d² (the delta rule's triangular system
+    adds about 6 T² d: 8 T² d, and 4 T d²). Chunked: the same inside each block of C tokens, 2 T C d,
+    and the state read and written once per token, 2 T d² (delta rule: 8 T C d + 4 T d²). A decay adds
+    only multiplications."""
     T = np.asarray(length, dtype=np.float64)
     corrects = REGISTRY[variant].corrects
     per_square, per_state = (8, 4) if corrects else (2, 2)
     if form == "recurrent":
-        return per_state * T * d * d
+        per_token = 4 if variant == "rwkv7" else 3 if corrects else 2
+        return per_token * T * d * d
     if form == "parallel":
         return per_square * T * T * d + per_state * T * d * d
     if form == "chunked":

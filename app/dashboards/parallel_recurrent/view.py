@@ -15,7 +15,7 @@ from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST
                                                      steps_needed)
 from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
                                                         comparison_table, scientific)
-from app.i18n import _, browser_locale, format_number
+from app.i18n import _, browser_locale, format_number, ngettext
 from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
@@ -138,7 +138,8 @@ class FormsView(DashboardView):
                          "fixed start-up price, so the lines start flat."),
             superiore=_("Left: multiply-adds per head, the leading terms of each algorithm (recurrent "
                         "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
-                        "triangular systems make them $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
+                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
                         "PyTorch's FLOP counter on the engine. Right: "
                         "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "
@@ -254,9 +255,11 @@ class FormsView(DashboardView):
     def _strip_title(form, length, chunk_size, done):
         """A strip's title at one step: its form, and how many tokens it has answered by then."""
         if form == "recurrent":
-            return _("Recurrent: one token per step, {done} of {n} answered").format(done=done, n=length)
+            return ngettext("Recurrent: one token per step, {done} of {n} answered",
+                            "Recurrent: one token per step, {done} of {n} answered", done).format(done=done, n=length)
         if form == "chunked":
-            return _("Chunked: a block of {size} per step, {done} of {n} answered").format(
+            return ngettext("Chunked: a block of {size} per step, {done} of {n} answered",
+                            "Chunked: a block of {size} per step, {done} of {n} answered", done).format(
                 size=chunk_size, done=done, n=length)
         return _("Parallel: all {n} tokens in one step").format(n=length)
 
@@ -264,10 +267,12 @@ class FormsView(DashboardView):
         comparison = self.store.comparison
         T, C = comparison.length, comparison.chunk_size
         worst = max(comparison.errors["float32", pair][1] for pair in PAIRS)
-        words = dict(n=T, size=C, blocks=steps_needed("chunked", T, C), error=scientific(worst))
+        blocks = steps_needed("chunked", T, C)
+        words = dict(n=T, size=C, blocks=blocks, error=scientific(worst),
+                     steps=ngettext("{count} step", "{count} steps", blocks).format(count=blocks))
         self.point.param.update(
             elementare=_("**The same answers, in three different orders.** Press ▶: the recurrent way answers "
-                         "one word per step ({n} steps), the chunked way a block of {size} ({blocks} steps), the "
+                         "one word per step ({n} steps), the chunked way a block of {size} ({steps}), the "
                          "parallel way all {n} at once (1 step). Where they have answered, the strips are the "
                          "same, up to rounding: about {error} of the size of the answers.").format(**words),
             superiore=_("**One sum, three schedules.** Sequential steps to answer $T = {n}$ tokens: "

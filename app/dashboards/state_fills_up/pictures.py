@@ -38,6 +38,35 @@ TRAINED_FORMULA = {
 }
 
 
+# the whole update ΔS_t = S_t − S_{t-1} of each model, in the papers' notation (S_{t-1} A_t + W_t − S_{t-1}),
+# term by term: the card is narrow, so a long one is drawn a term per line (tests/test_every_sentence.py checks
+# each against the engine's records)
+CHANGE = {
+    "linear": (r"v_t k_t^\top",),
+    "retnet": (r"(\gamma - 1)\, S_{t-1}", r"+ v_t k_t^\top"),
+    "mamba2": (r"(\alpha_t - 1)\, S_{t-1}", r"+ v_t k_t^\top"),
+    "gla": (r"S_{t-1} (\mathrm{diag}(\alpha_t) - I)", r"+ v_t k_t^\top"),
+    "deltanet": (r"\beta_t (v_t - S_{t-1} k_t)\, k_t^\top",),
+    "gated_deltanet": (r"(\alpha_t - 1)\, S_{t-1}", r"+ \beta_t (v_t - \alpha_t S_{t-1} k_t)\, k_t^\top"),
+    "rwkv6": (r"S_{t-1} (\mathrm{diag}(w_t) - I)", r"+ v_t k_t^\top"),
+    "rwkv7": (r"S_{t-1} (\mathrm{diag}(w_t) - I)", r"- (S_{t-1} \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top",
+              r"+ v_t \tilde k_t^\top"),
+    "mlstm": (r"(f_t - 1)\, C_{t-1}", r"+ i_t\, v_t k_t^\top"),
+}
+LINE = 40                                   # characters of LaTeX that fit one line of the card
+
+
+def change_formula(variant):
+    """The Superiore text of the "What changes now" card for `variant` (softmax has no such card)."""
+    if variant not in CHANGE:
+        return ""
+    state, terms = ("C" if variant == "mlstm" else "S"), CHANGE[variant]
+    lines = [" ".join(terms)] if len(" ".join(terms)) <= LINE else terms
+    return (_("The whole update at this token, the transition's part plus the write:") +
+            f" $$\\Delta {state}_t = {state}_t - {state}_{{t-1}}$$" +
+            "".join(f"$$\\quad {'= ' if i == 0 else ''}{line}$$" for i, line in enumerate(lines)))
+
+
 class HeadPanel:
     """The pictures of one head, made when first needed, with an explanation under each card.
 
@@ -48,7 +77,8 @@ class HeadPanel:
     def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V):
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
-        self.cards, self.pictures, self.notes = {}, {}, []
+        self.cards, self.pictures, self.notes, self.explanations = {}, {}, [], {}
+        self.variant = None
         self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=310)      # mechanism mode
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
 
@@ -78,9 +108,7 @@ class HeadPanel:
                                   d_v, d_k, width=300, height=270),
                     _("Everything this word changes in the summary: what it writes, minus what fades or is "
                       "erased. A question or a pause changes nothing, unless the summary forgets."),
-                    _("The whole update $\\Delta S_t = S_t - S_{t-1} = S_{t-1}(A_t - I) + $ write, with $A_t$ "
-                      "the transition; for the delta rule $\\beta_t (v_t - S_{t-1} k_t) k_t^\\top$ (times the "
-                      "decay for the gated one)."))
+                    change_formula(self.variant))
         if name == "removed":
             return (MatrixPicture(_("What fades or is erased"), _("key dimension"), _("value dimension"),
                                   d_v, d_k, width=300, height=270),
@@ -91,9 +119,11 @@ class HeadPanel:
         if name == "spectrum":
             return (BarsPicture(_("What the memory keeps"), _("direction, smallest first"), _("kept"), d_k,
                                 y_range=(-0.05, 1.05), width=320, height=270),
-                    _("How much of each direction the summary keeps at this step: 1 keeps it, 0 erases it. "
-                      "The correction erases along this word's label only: one bar drops to 1 − β, "
-                      "the others stay where the forgetting puts them."),
+                    _("How much of each direction the summary keeps at this step: 1 keeps it, between 0 and 1 "
+                      "fades it, 0 erases it, below 0 flips its sign. The correction acts along this word's label "
+                      "only: there the bar drops, to 1 − β for DeltaNet, to α(1 − β) when the summary also fades "
+                      "(Gated DeltaNet), and RWKV-7 with its full erasing strength takes it below 0. The "
+                      "others stay where the forgetting puts them."),
                     _("The eigenvalues of the transition $A_t$ (smallest first): $\\alpha_t(1 - \\beta_t)$ "
                       "along $k_t$ and $\\alpha_t$ on the directions orthogonal to it ($\\alpha_t = 1$ for "
                       "DeltaNet); RWKV-7: the eigenvalues of "
@@ -147,8 +177,9 @@ class HeadPanel:
                 parts.append(self.answer)
             width = picture.figure.width + 10
             if self.explain:
-                note = pn.Column(Explanation(self.session, elementare=plain, superiore=formulas, width=width - 10),
-                                 margin=0)
+                self.explanations[name] = Explanation(self.session, elementare=plain, superiore=formulas,
+                                                      width=width - 10)
+                note = pn.Column(self.explanations[name], margin=0)
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
@@ -162,6 +193,9 @@ class HeadPanel:
     def configure(self, variant, length):
         """Choose the cards for `variant` and size them for a run of `length` tokens."""
         record = REGISTRY[variant]
+        self.variant = variant
+        if "change" in self.explanations:                 # its formula is the model's own
+            self.explanations["change"].superiore = change_formula(variant)
         if record.fixed_state:
             # first row: the memory, its whole change and the answer; then how the change is made
             names = ["state", "change", "readout"]

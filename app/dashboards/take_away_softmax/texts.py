@@ -32,13 +32,15 @@ POINT = {
         "with the text. **Switch to φ**: the table gives way to a small **summary** (state)."),
     ("linear", "elementare"): N_(
         "**Without the softmax** the same answers come in another order: first every word adds its label and "
-        "information to a **summary** (state) of 4 × 4 numbers, then each question reads the summary. Step "
+        "information to a **summary** (state) of 4 × 4 numbers, plus 4 for the running sum its answers are "
+        "divided by, then each question reads the summary. Step "
         "through the words: the answer from the summary equals the answer from the table, and the summary "
         "never grows."),
     ("softmax", "superiore"): N_(
         "Softmax attention: $o_t = \\sum_{i \\le t} a_{ti} v_i$ with "
-        "$a_{ti} = \\mathrm{softmax}_i(q_t^\\top k_i / \\sqrt{d})$. Since $\\exp(q^\\top k)$ does not split "
-        "into a function of $q$ times a function of $k$, row $t$ needs every $k_i, v_i$ (the KV cache, $O(t)$ "
+        "$a_{ti} = \\mathrm{softmax}_i(q_t^\\top k_i / \\sqrt{d})$. Written as a product of features, "
+        "$\\exp(q^\\top k) = \\sum_n (q^\\top k)^n / n!$ needs infinitely many of them (its series), so no state "
+        "of finite size can stand in for the past: row $t$ needs every $k_i, v_i$ (the KV cache, $O(t)$ "
         "memory) and the sequence needs the whole $T \\times T$ table, $O(T^2 d)$ work. Switch to $\\phi$."),
     ("linear", "superiore"): N_(
         "With $\\phi(q)^\\top \\phi(k)$ in place of $\\exp(q^\\top k)$, $\\phi = \\mathrm{elu} + 1$ "

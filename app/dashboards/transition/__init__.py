@@ -10,9 +10,10 @@ and β ∈ [0, 1] is how much of what the memory says about k_t is erased before
 runs it as a diagonal-plus-low-rank transition (its RWKV-7 step, with a = D_t k_t and b = −β k_t);
 at the named settings it is exactly linear attention, RetNet, Mamba-2, GLA, DeltaNet, Gated
 DeltaNet (tests/test_transition.py checks each against the engine's own variant). Between them the
-knob writes the whole v kᵀ, where DeltaNet writes β v kᵀ: the two meet at β = 1. It lights RWKV-7's
-row at gate "channel" with β > 0, but there it computes diag(α_t) − β (α_t ⊙ k_t) k_tᵀ (fade, then
-erase), where RWKV-7 computes diag(w_t) − κ̂_t (a_t ⊙ κ̂_t)ᵀ and writes v_t k̃_tᵀ.
+knob writes the whole v kᵀ, where DeltaNet writes β v kᵀ: the two meet at β = 1. RWKV-7 is off the knob:
+at gate "channel" with β > 0 the lamp says "close to RWKV-7", and the knob computes
+diag(α_t) − β (α_t ⊙ k_t) k_tᵀ (fade, then erase), where RWKV-7 computes diag(w_t) − κ̂_t (a_t ⊙ κ̂_t)ᵀ
+and writes v_t k̃_tᵀ.
 
 Mechanism mode (app/mechanism.py): nothing is trained, so the gates come from the knobs and the
 token's kind, through the one gate recipe (engine.gates.make_gates). A data-dependent gate fades the

@@ -4,7 +4,7 @@ pair; then three models side by side. Answers are read off the page's store (mod
 import numpy as np
 
 from app.cards import Card, percent
-from app.i18n import N_, _
+from app.i18n import N_, _, ngettext
 
 KNOBS = {"preset": "update", "seed": "0", "gate": "none", "alpha": "0.9", "beta": "0",
          "model1": "linear", "model2": "mamba2", "model3": "deltanet"}
@@ -81,7 +81,8 @@ def _all_right(store):
 
 def _compared_text(store):
     from app.variants import REGISTRY
-    return " · ".join(_("{model}: {right} of {asked} right").format(
+    return " · ".join(ngettext("{model}: {right} of {asked} right", "{model}: {right} of {asked} right",
+                                c.recall.correct).format(
         model=_(REGISTRY[c.variant].label), right=c.recall.correct, asked=len(c.recall.questions))
         for c in store.compared) + "."
 

@@ -40,6 +40,7 @@ class Match:
     """Where the knob is: on named models (`exact`), or between two (`between`), or neither."""
     exact: tuple = ()
     between: tuple = ()
+    close: tuple = ()                 # near a model that is off the knob (RWKV-7), not on it
 
 
 def effective_gate(gate, alpha):
@@ -50,8 +51,8 @@ def effective_gate(gate, alpha):
 def match(gate, alpha, beta):
     """The named model(s) of the unified table that the knob (gate, α, β) lands on."""
     gate = effective_gate(gate, alpha)
-    if gate == "channel":                  # per channel: GLA (RWKV-6's transition too); with β, RWKV-7-like
-        return Match(exact=("gla", "rwkv6")) if beta <= 0 else Match(exact=("rwkv7",))
+    if gate == "channel":                  # per channel: GLA (RWKV-6's transition too); with β, close to RWKV-7
+        return Match(exact=("gla", "rwkv6")) if beta <= 0 else Match(close=("rwkv7",))
     if gate == "fixed":                    # a fixed rate with a correction is no model of the table
         return Match(exact=("retnet",)) if beta <= 0 else Match(between=("retnet", "gated_deltanet"))
     plain, corrected = {"none": ("linear", "deltanet"), "scalar": ("mamba2", "gated_deltanet")}[gate]

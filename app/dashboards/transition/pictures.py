@@ -7,7 +7,7 @@ from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, Lin
 
 from app.components.plots import PALETTE, TICK_SIZE, number_format, new_figure, style_figure
 from app.components.text import inline_html
-from app.i18n import _, current_language
+from app.i18n import _, current_language, ngettext
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
 
 
@@ -73,7 +73,8 @@ td { padding: 2px 8px 2px 0; }
 def answers_html(recall, compact=False):
     """The score, then one line per question: asked name, the memory's answer, ✓ or ✗, near ties."""
     total = len(recall.questions)
-    score = _("{right} of {total} answers right").format(right=recall.correct, total=total)
+    score = ngettext("{right} of {total} answers right", "{right} of {total} answers right",
+                     recall.correct).format(right=recall.correct, total=total)
     rows = []
     for q in recall.questions:
         if q.expected is None:
@@ -140,6 +141,8 @@ def _table_html(found, superiore, _language):
             kind, mark = "lit", _("← the knobs are here")
         elif variant in found.between:
             kind, mark = "near", _("← near")
+        elif variant in found.close:
+            kind, mark = "near", _("← close to the knobs")
         if mark:
             name += f' <span class="mark">{html.escape(mark)}</span>'
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog

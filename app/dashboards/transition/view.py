@@ -36,11 +36,13 @@ DECAY_FORMULA = {
 }
 CORRECTION_FORMULA = N_(r"Before writing, $\beta\,(S_{t-1} D_t k_t)\, k_t^\top$ is removed: that share of "
                         r"what the memory predicts for $k_t$.")
-# what the knob computes on RWKV-7's row, which it lights without being RWKV-7 (tests/test_transition.py)
-KNOB_ON_RWKV7 = N_(r"On RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t) - \beta\, (\alpha_t \odot k_t)\, "
+# what the knob computes near RWKV-7's row, which it marks without being RWKV-7 (tests/test_transition.py)
+KNOB_ON_RWKV7 = N_(r"Near RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t) - \beta\, (\alpha_t \odot k_t)\, "
                    r"k_t^\top$: it fades first, then erases along $k_t$ a share $\beta$ of what is left. RWKV-7 "
-                   r"itself computes $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$: it erases "
-                   r"from the memory before the fading, along its own removal key $\hat\kappa_t$, with a rate "
+                   r"itself computes $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$, so "
+                   r"$S\,\mathrm{diag}(w_t) - (S \hat\kappa_t)(a_t \odot \hat\kappa_t)^\top$: the erasure reads the "
+                   r"memory as it was before the fading and is not faded itself; it runs along its own removal "
+                   r"key $\hat\kappa_t$, with a rate "
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
 CARD = dict(margin=(0, 8, 12, 0))
@@ -66,18 +68,19 @@ class TransitionView(DashboardView):
             session,
             elementare=_("Every model here keeps a summary of the same size and updates it at every word in "
                          "two moves: first it transforms what it already holds (the **transition**), then it "
-                         "adds the new pair, a label and its information. Only the transition changes from one "
-                         "model to another. Turn the **knobs** on the left: **forget α** fades the old summary, "
-                         "**correct β** erases what the summary held under a label before writing it again, and "
-                         "the **gate** says who decides the fading."),
+                         "adds the new pair, a label and its information. From one model to another it is mostly "
+                         "the transition that changes (the table below says what else differs). Turn the "
+                         "**knobs** on the left: **forget α** fades the old summary, **correct β** erases what the "
+                         "summary held under a label before writing it again, and the **gate** says who decides the "
+                         "fading."),
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
                         r"with $D_t = I$ (no gate), $\alpha I$ (fixed), $\alpha_t I$ (scalar) or "
                         r"$\mathrm{diag}(\alpha_t)$ (per channel). The engine runs it as a diagonal-plus-low-rank "
                         r"transition (its RWKV-7 step). On a lit row it has exactly that row's transition and "
-                        r"write, except on RWKV-7's. Between rows the knob writes the whole $v_t k_t^\top$, where "
-                        r"DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
+                        r"write; RWKV-7 is off the knob, only close to it. Between rows the knob writes the whole "
+                        r"$v_t k_t^\top$, where DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
                       + "\n\n" + _(KNOB_ON_RWKV7))
         self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
             r"One skeleton for the whole family, $S_t = S_{t-1} A_t + W_t$: the knobs turn the transition "
@@ -248,10 +251,13 @@ class TransitionView(DashboardView):
             if "rwkv6" in exact:
                 note = _("RWKV-6 has the same transition as GLA; it also reads the summary before adding the "
                          "current pair, with a bonus for that pair.")
-            elif exact == ("rwkv7",):
-                note = _("RWKV-7-like: fading per column plus a correction. Not exactly RWKV-7: the knob fades "
-                         "the summary and then erases from what is left; RWKV-7 decides what to erase before the "
-                         "fading, with its own strength for each column.")
+        elif knob.match.close:
+            names = " · ".join(label(v) for v in knob.match.close)
+            text = html.escape(_("The knobs are close to: {model}")).format(model=f"<b>{html.escape(names)}</b>")
+            note = _("Fading per column plus a correction, as in RWKV-7, but not RWKV-7: the knob fades the "
+                     "summary and then erases from what is left; RWKV-7 erases what the summary held before "
+                     "the fading, and the erased part is not faded; it has its own strength for each column and "
+                     "writes with a label of its own.")
         else:
             words = html.escape(_("Between two models: {first} and {second}"))
             text = '<span class="between">%s</span>' % words.format(

@@ -138,8 +138,8 @@ class TwoBillsPage(PageExport):
     def explanation(self):
         if self.session.level == "superiore":
             return _("Softmax attention pays two bills. **Work**: a prompt of $n$ tokens costs $O(n^2 d)$ per "
-                     "layer, since every query meets every key. **Memory**: to generate token $t$ it reads a "
-                     "KV cache of $t$ keys and $t$ values, which grows as $O(t)$ and is never freed. A "
+                     "layer, since every query meets every earlier key. **Memory**: to generate token $t$ it "
+                     "reads a KV cache of $t$ keys and $t$ values, which grows as $O(t)$ and is never freed. A "
                      "fixed-size state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ costs $O(d_k d_v)$ per token, "
                      "in time and in memory, whatever $t$ is (Katharopoulos et al. 2020).")
         return _("Softmax attention pays two bills. **Work**: to read a text, it compares every token "
