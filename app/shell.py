@@ -75,14 +75,13 @@ def page(slug=None):
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
             card = lesson_card(session, session.stores.get(slug)) if found is not None else None
-            if card is not None:
-                content = Page(main=pn.Column(card, content.main, sizing_mode="stretch_width"),
-                               controls=content.controls)
+            return shell(session, slug, content, card)
         return shell(session, slug, content)
     return build
 
 
-def shell(session, slug, content: Page):
+def shell(session, slug, content: Page, card=None):
+    """The template around `content`; a lesson's `card` goes above the page's main area."""
     title = _("Lineare")
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
@@ -116,7 +115,11 @@ def shell(session, slug, content: Page):
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
         template.sidebar.extend(content.controls)
-    main = pn.Column(notices(session), content.main, sizing_mode="stretch_width")
+    # the card in the same column as the page, not in one of its own: Bokeh lays out a figure inside a
+    # FlexBox only when at most two laid-out columns hold it (a third left every picture of
+    # "Where memory fails" at zero size)
+    main = pn.Column(notices(session), *([card] if card is not None else []), content.main,
+                     sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
     return template
