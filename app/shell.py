@@ -74,7 +74,7 @@ def page(slug=None):
             if found is not None:
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
-            card = lesson_card(session, session.stores.get(slug)) if found is not None else None
+            card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
             return shell(session, slug, content, card)
         return shell(session, slug, content)
     return build

@@ -89,7 +89,9 @@ class Player(JSComponent):
       if (s < 0) { return values }
       if ((state.tags || [])[0] === OUTER) {
         const u = state.data.u[0], w = state.data.w[0]
-        for (let i = 0; i < rows; i++) { for (let j = 0; j < cols; j++) { values[i * cols + j] = u[s * rows + i] * w[s * cols + j] } }
+        for (let i = 0; i < rows; i++) {
+          for (let j = 0; j < cols; j++) { values[i * cols + j] = u[s * rows + i] * w[s * cols + j] }
+        }
         return values
       }
       const codes = state.data.image[s]
@@ -294,7 +296,8 @@ class Player(JSComponent):
         const role = target.getAttribute ? target.getAttribute("role") : null
         if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
         if (event.code === "Space" || event.key === " ") {
-          if (tag === "button") { return }          // a focused button already reacts to Space
+          // a focused button reacts to Space itself, but a lesson's chosen prediction hands Space on
+          if (tag === "button" && !(target.dataset && target.dataset.keys === "player")) { return }
           event.preventDefault(); toggle()
         } else if (event.key === "ArrowLeft") {
           event.preventDefault(); step(-1)
@@ -337,7 +340,10 @@ class Player(JSComponent):
       model.on("remove", () => {
         stop()
         observer.disconnect()
-        for (const el of plotOf.values()) { const view = viewOf.get(el); if (view && paused.has(view)) { paused.delete(view); view.unpause() } }
+        for (const el of plotOf.values()) {
+          const view = viewOf.get(el)
+          if (view && paused.has(view)) { paused.delete(view); view.unpause() }
+        }
         document.removeEventListener("keydown", onKey)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys

@@ -72,7 +72,8 @@ CARDS = (
          prompt=N_("The three ways compute the same layer on the same words in a different order. Where all three "
                    "have answered, are their answers the same?"),
          choices=SAME, correct=_same, at=_all_answered,
-         press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text),
+         press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text,
+         veil=lambda view: (view.point,)),
     Card(setup={**FORMS, "chunk": "64"},
          prompt=N_("Now each block is as long as the whole text: 64 words. Which way does the chunked way "
                    "become?"),

@@ -106,7 +106,8 @@ CARDS = (
          press=N_("Press ▶ Play and watch the two lines on the left."),
          observe=lambda store: _("From word {n} on the notebook is bigger: {cache} against the summary's {state}. "
                                  "It grows by {step} at every word; the summary stays at {state}.").format(
-             **_crossing(store))),
+             **_crossing(store)),
+         veil=lambda view: (view.generation.point, *view.generation.crossing)),
     Card(setup=EMPTY,
          prompt=N_("Softmax compares every new word with all the words before it. Reading twice as many words, "
                    "how much more work (multiply-adds) does it do in all?"),
@@ -115,7 +116,7 @@ CARDS = (
          at=lambda store: store.result.tokens - 1,
          press=N_("Press ▶ Play and watch the work bill on the right: the triangle at the halfway word, and at "
                   "the end."),
-         observe=_work_text),
+         observe=_work_text, veil=lambda view: (view.generation.point,)),
     Card(setup={**EMPTY, "context": "512"},
          prompt=N_("Now 512 words are already in the notebook before the first new one. Which layer takes "
                    "longer to read each new word?"),
