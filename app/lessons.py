@@ -72,16 +72,14 @@ def links(slug, number, session):
 
 
 def veil(things, shown):
-    """Hide (or show again) what states a card's answer: a Panel object keeps its place (visibility), a
-    Bokeh model (a chart's note) is not drawn."""
-    import panel as pn
+    """Hide (or show again) what states a card's answer: an explanation, any other Panel object or a Bokeh
+    model (a chart's note). Not drawn at all: a hidden box's text would still reach a screen reader, and
+    Panel's text panes draw their text visible inside a box made invisible."""
+    from app.components.text import Explanation
 
     for thing in things:
-        if isinstance(thing, pn.viewable.Viewer):
-            thing = thing.__panel__()
-        if isinstance(thing, pn.viewable.Viewable):
-            styles = {key: value for key, value in thing.styles.items() if key != "visibility"}
-            thing.styles = styles if shown else {**styles, "visibility": "hidden"}
+        if isinstance(thing, Explanation):
+            thing.veiled = not shown
         else:
             thing.visible = shown
 
@@ -95,6 +93,8 @@ def setup_values(store, card):
 def lesson_card(session, store, view=None):
     """The card of this page's lesson, drawn for `store` (None when no lesson is asked for); `view` is the
     page's view, whose texts that state the answer (the card's `veil`) stay hidden until a choice."""
+    import panel as pn
+
     from app.components.lesson import LessonCard
     from app.components.text import inline_html
 
@@ -121,6 +121,11 @@ def lesson_card(session, store, view=None):
     opened = setup_values(store, card)
     if opened:
         store.param.watch(lambda _e: setattr(widget, "stale", setup_values(store, card) != opened), list(opened))
+    looked = card.look(view) if card.look and view is not None else []
+    for thing in looked:
+        thing = thing.__panel__() if isinstance(thing, pn.viewable.Viewer) else thing
+        thing.css_classes = [*thing.css_classes, "lesson-look"]
+    widget.look = bool(looked)
     veiled = card.veil(view) if card.veil and view is not None else []
     if veiled:
         veil(veiled, shown=False)

@@ -86,5 +86,5 @@ CARDS = (
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),
-         choices=SHRINK, correct=_shrink, observe=_shrink_text),
+         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=lambda view: (view.outputs_section,)),
 )

@@ -124,12 +124,12 @@ CARDS = (
          correct=_slower,
          at=_times_at,
          press=N_("Press ▶ Play and read the typical times under the pictures."),
-         observe=_times_text),
+         observe=_times_text, look=lambda view: (view.generation.status,)),
     Card(setup=LLAMA,
          prompt=N_("A real model, Llama-3-8B, reads a book of 131,072 words, with numbers of 2 bytes (bf16). "
                    "Compared with the model's own weights, how much room does its notebook (KV cache) take?"),
          choices=(N_("about a tenth"), N_("about as much"), N_("about ten times as much")),
          correct=lambda _store: nearest(SIZE_RATIOS, _calculator().kv_cache_bytes() / _calculator().weight_bytes(),
                                         log=True),
-         observe=_llama_text),
+         observe=_llama_text, look=lambda view: (view.calculator.results,)),
 )
