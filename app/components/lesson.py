@@ -53,6 +53,7 @@ class LessonCard(JSComponent):
     chosen = param.Integer(default=-1, doc="the prediction chosen in the browser (−1: none yet)")
     stale = param.Boolean(default=False, doc="the page's settings have left the card's")
     look = param.Boolean(default=False, doc="the page marked what the card asks about (class lesson-look)")
+    present = param.Boolean(default=False, doc="presenter mode: the card brings the page's main picture under it")
 
     _stylesheets = [LESSON_CSS]
 
@@ -138,24 +139,28 @@ class LessonCard(JSComponent):
       })
       card.append(head, prompt, choices, press, stale, observe)
       el.append(card)
-      if (model.look) { bringIntoView() }
+      if (model.look || model.present) { bringIntoView() }
 
       // what the card asks about lies below the first screen: the card stays at the top of the window
       // and the page scrolls the first marked part under it, every marked part outlined
-      function marked(root, found) {
+      function marked(root, found, name) {
         for (const node of root.querySelectorAll("*")) {
-          if (node.classList.contains("lesson-look")) { found.push(node) }
-          if (node.shadowRoot) { marked(node.shadowRoot, found) }
+          if (node.classList.contains(name)) { found.push(node) }
+          if (node.shadowRoot) { marked(node.shadowRoot, found, name) }
         }
         return found
       }
       function bringIntoView(tries = 0) {
         const host = view.el
         Object.assign(host.style, {position: "sticky", top: "0px", zIndex: "20"})
-        const found = marked(document, [])
+        // in presenter mode, larger type pushes the pictures down: the first main picture comes up instead
+        const found = model.look ? marked(document, [], "lesson-look") : marked(document, [], "main-picture")
         const ready = found.length && found.every(node => node.getBoundingClientRect().height > 0)
         if (!ready && tries < 40) { setTimeout(() => bringIntoView(tries + 1), 250); return }
-        for (const node of found) { node.style.outline = "4px solid #f0b429"; node.style.outlineOffset = "4px" }
+        if (!model.look) { found.splice(1) }
+        for (const node of model.look ? found : []) {
+          node.style.outline = "4px solid #f0b429"; node.style.outlineOffset = "4px"
+        }
         if (found.length) {
           found[0].style.scrollMarginTop = (host.getBoundingClientRect().height + 12) + "px"
           found[0].scrollIntoView({block: "start", behavior: "instant"})
