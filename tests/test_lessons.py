@@ -402,7 +402,7 @@ def shown_text(thing):
     if isinstance(thing, FrameText):
         return thing.html + (thing.frames[min(thing.value, len(thing.frames) - 1)] if thing.frames else "")
     if isinstance(thing, pn.pane.Bokeh):
-        return " ".join(label.text for label in thing.object.select(Label) if label.visible)
+        return " ".join(label.text.replace("\n", " ") for label in thing.object.select(Label) if label.visible)
     if hasattr(thing, "objects"):
         return " ".join(shown_text(part) for part in thing.objects)
     return thing.object if isinstance(getattr(thing, "object", None), str) else ""

@@ -16,7 +16,9 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     # card 1, by mouse: predict, then the answer stays hidden until the run reaches the last step
     page.get_by_role("button", name="Yes, all four").click()
     assert page.locator("section.card .press").is_visible() and verdict(page) is None
-    page.get_by_role("button", name="Play").click()
+    page.keyboard.press("Space")                                 # plays: the chosen button is not clicked again
+    page.wait_for_function("() => Number(document.body.dataset.lineareFrame || 0) > 0", timeout=10_000)
+    assert page.get_by_role("button", name="Yes, all four").get_attribute("aria-pressed") == "true"
     page.locator("section.card .observe").wait_for(state="visible", timeout=30_000)
     assert verdict(page) == "right" and "4 of 4 right" in page.locator("section.card .observe").inner_text()
 
