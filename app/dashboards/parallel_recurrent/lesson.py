@@ -86,5 +86,6 @@ CARDS = (
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),
-         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=lambda view: (view.outputs_section,)),
+         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=lambda view: (view.outputs_section,),
+         veil=lambda view: (view.table, view.outputs_text)),                  # both give float64's differences
 )
