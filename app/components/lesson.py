@@ -154,8 +154,10 @@ class LessonCard(JSComponent):
         const host = view.el
         Object.assign(host.style, {position: "sticky", top: "0px", zIndex: "20"})
         // in presenter mode, larger type pushes the pictures down: the first main picture comes up instead
-        const found = model.look ? marked(document, [], "lesson-look") : marked(document, [], "main-picture")
-        const ready = found.length && found.every(node => node.getBoundingClientRect().height > 0)
+        const drawn = (node) => node.getBoundingClientRect().height > 0
+        const found = model.look ? marked(document, [], "lesson-look")
+                                 : marked(document, [], "main-picture").filter(drawn)   // not a hidden part's
+        const ready = found.length && found.every(drawn)
         if (!ready && tries < 40) { setTimeout(() => bringIntoView(tries + 1), 250); return }
         if (!model.look) { found.splice(1) }
         for (const node of model.look ? found : []) {

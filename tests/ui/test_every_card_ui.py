@@ -1,7 +1,8 @@
 """Every card of every lesson opened in Chromium at 1366×768, as a class meets it: one page load per card
-(the languages taking turns card by card, so every lesson is seen in both), and on each load everything
-checked at once: every picture drawn at a readable size, the choices on the first screen, the result
-hidden until a choice, then shown; no console error and no Bokeh "out of bounds" warning."""
+(the languages taking turns card by card, so every lesson is seen in both; every third card in presenter
+mode), and on each load everything checked at once: every picture drawn at a readable size, the choices on
+the first screen, in presenter mode the page's first picture too, the result hidden until a choice, then
+shown; no console error and no Bokeh "out of bounds" warning."""
 import re
 
 from playwright.sync_api import expect
@@ -39,9 +40,10 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
                       if "out of bounds" in m.text else None)
     problems = []
     for i, (slug, number) in enumerate(cards):
-        lang = ("it", "en")[i % 2]
-        page, where = visits[lang].page, f"{slug} {number} ({lang})"
-        page.goto(f"{visits[lang].server}/{slug}?lang={lang}&lesson={slug}&card={number}")
+        lang, present = ("it", "en")[i % 2], i % 3 == 2
+        page, where = visits[lang].page, f"{slug} {number} ({lang}{', presenter' if present else ''})"
+        page.goto(f"{visits[lang].server}/{slug}?lang={lang}&lesson={slug}&card={number}"
+                  + ("&present=1" if present else ""))
         card = page.locator("section.card")
         card.wait_for(timeout=60_000)
         page.wait_for_function("() => window.Bokeh && Object.keys(Bokeh.index).length > 0", timeout=60_000)
@@ -54,6 +56,12 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
         for k in range(buttons.count()):
             if not inside(buttons.nth(k).bounding_box(), PROJECTOR["width"], PROJECTOR["height"]):
                 problems.append(f"{where}: choice {k + 1} not on the first screen")
+        if present and LESSONS[slug][number - 1].look is None:      # a card with a `look` brings that instead
+            picture = page.locator(".main-picture >> visible=true").first
+            try:
+                expect(picture).to_be_in_viewport(ratio=1.0, timeout=10_000)
+            except AssertionError:
+                problems.append(f"{where}: the first picture not on the first screen: {picture.bounding_box()}")
         if card.locator(".observe").is_visible() or card.get_attribute("data-revealed") is not None:
             problems.append(f"{where}: the result shows before a choice")
         buttons.first.click()
