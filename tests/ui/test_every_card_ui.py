@@ -2,7 +2,8 @@
 (the languages taking turns card by card, so every lesson is seen in both; every third card in presenter
 mode), and on each load everything checked at once: every picture drawn at a readable size, the choices on
 the first screen, in presenter mode the page's first picture too, the result hidden until a choice, then
-shown; no console error and no Bokeh "out of bounds" warning."""
+shown; no console error and no Bokeh "out of bounds" warning. Two cards also try a knob: the level switched
+in place (the card's links follow) and α moved off its card's value (the card says it is stale)."""
 import re
 
 from playwright.sync_api import expect
@@ -67,6 +68,11 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
         buttons.first.click()
         if card.locator(".press").is_hidden() and card.get_attribute("data-revealed") not in ("right", "wrong"):
             problems.append(f"{where}: no result after a choice on a card without a player")
+        if (slug, number) == ("transition", 3):                   # α leaves the card's 0.5: a stale observation
+            page.locator("#sidebar .noUi-handle").first.focus()    # forget α, the sidebar's first slider
+            page.keyboard.press("End")
+            expect(card.locator(".stale")).to_be_visible(timeout=20_000)
+            expect(card.locator(".observe")).to_be_hidden()
         if (slug, number) == ("state", 2):                        # the level, switched in place (no reload)
             page.get_by_role("button", name="Superiore").click()
             for name in ("a.previous", "a.next"):
