@@ -108,7 +108,7 @@ def shell(session, slug, content: Page, card=None):
     session.param.watch(draw_nav, "level")
     draw_nav()
     label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                      stylesheets=[":host { font-size: 15px; }"])
+                                      stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
     template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
                              label(_("Laboratories")), nav])
     without_doc_tooltips(session, [level])
