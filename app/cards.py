@@ -20,6 +20,10 @@ class Card:
     observe: Callable                # store → translated text: what happened
     press: str = ""                  # msgid: what to do to see it (empty: the answer shows at once)
     at: Callable | None = None       # store → the frame at which it shows (None: at once)
+    # view → what on the page states the answer (Panel objects or Bokeh models), hidden until a choice
+    veil: Callable | None = None
+    # view → what the card asks about, when it lies below the first screen: brought into view and outlined
+    look: Callable | None = None
 
 
 def percent(share):

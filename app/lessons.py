@@ -64,8 +64,36 @@ def neighbours(slug, number, session):
     return previous, after
 
 
-def lesson_card(session, store):
-    """The card of this page's lesson, drawn for `store` (None when no lesson is asked for)."""
+def links(slug, number, session):
+    """The card's words that are links: they follow the page's level (switched in place, without a reload)."""
+    previous, after = neighbours(slug, number, session)
+    return {"previous_href": previous or "", "next_href": after or "", "back_href": link(slug, number, session)}
+
+
+def veil(things, shown):
+    """Hide (or show again) what states a card's answer: an explanation, any other Panel object or a Bokeh
+    model (a chart's note). Not drawn at all: a hidden box's text would still reach a screen reader, and
+    Panel's text panes draw their text visible inside a box made invisible."""
+    from app.components.text import Explanation
+
+    for thing in things:
+        if isinstance(thing, Explanation):
+            thing.veiled = not shown
+        else:
+            thing.visible = shown
+
+
+def setup_values(store, card):
+    """The store's values of the settings the card opens on (what makes its observation true)."""
+    names = [name for name, key in getattr(store, "URL", {}).items() if key in card.setup]
+    return {name: getattr(store, name) for name in names}
+
+
+def lesson_card(session, store, view=None):
+    """The card of this page's lesson, drawn for `store` (None when no lesson is asked for); `view` is the
+    page's view, whose texts that state the answer (the card's `veil`) stay hidden until a choice."""
+    import panel as pn
+
     from app.components.lesson import LessonCard
     from app.components.text import inline_html
 
@@ -73,15 +101,32 @@ def lesson_card(session, store):
     if found is None:
         return None
     slug, number, card = found
-    previous, after = neighbours(slug, number, session)
     heading = html.escape(_("Lesson: {title} · card {n} of {count}").format(
         title=_(TITLES[slug]), n=number, count=len(LESSONS[slug])))
-    return LessonCard(
+    widget = LessonCard(
         heading=heading, prompt=inline_html(_(card.prompt)),
         choices=[html.escape(_(c)) for c in card.choices], correct=card.correct(store),
         at=card.at(store) if card.at else -1, press=inline_html(_(card.press)) if card.press else "",
         observe=inline_html(card.observe(store)),
         words={"right": _("Right."), "wrong": _("Not this time."), "previous": _("Previous card"),
-               "next": _("Next card"), "previous_href": previous or "", "next_href": after or "",
-               "label": _("Lesson card")},
+               "next": _("Next card"), "label": _("Lesson card"),
+               "stale": _("The settings have left the card's: what it observes holds for the card's own settings, "
+                        "not for these."),
+               "back": _("Back to the card's settings"), **links(slug, number, session)},
         sizing_mode="stretch_width")
+    session.param.watch(lambda _e: setattr(widget, "words", {**widget.words, **links(slug, number, session)}),
+                        ["level", "language", "present"])
+    # the observation is true for the card's settings: once a knob leaves them, the card says so
+    opened = setup_values(store, card)
+    if opened:
+        store.param.watch(lambda _e: setattr(widget, "stale", setup_values(store, card) != opened), list(opened))
+    looked = card.look(view) if card.look and view is not None else []
+    for thing in looked:
+        thing = thing.__panel__() if isinstance(thing, pn.viewable.Viewer) else thing
+        thing.css_classes = [*thing.css_classes, "lesson-look"]
+    widget.param.update(look=bool(looked), present=session.present)
+    veiled = card.veil(view) if card.veil and view is not None else []
+    if veiled:
+        veil(veiled, shown=False)
+        widget.param.watch(lambda e: veil(veiled, shown=e.new >= 0), "chosen")
+    return widget

@@ -10,6 +10,9 @@ from app.dashboards import DASHBOARDS
 from app.devtools import ROOT, browser, running_server
 
 OUT = ROOT / "assets" / "screenshots"
+# one card of every lesson, as a class meets it (the picture the card asks about on the same screen)
+LESSON_CARDS = {"softmax": 2, "two-bills": 1, "state": 3, "transition": 1, "memory-fails": 2,
+                "parallel-recurrent": 1, "architectures": 1}
 
 
 def pages():
@@ -29,9 +32,10 @@ def pages():
     shots.append(("transition-superiore", "/transition", "&level=superiore&gate=scalar&alpha=0.7&beta=0.5"))
     shots.append(("memory-fails-superiore", "/memory-fails", "&level=superiore&rule=delta&rewrites=8&query=3"))
     shots.append(("architectures-superiore", "/architectures", "&level=superiore&arch=rwkv7"))
-    # the first lesson with φ on, a lesson card, and presenter mode
+    # the first lesson with φ on, a card of every lesson, and presenter mode
     shots.append(("softmax-linear", "/softmax", "&attention=linear&t=5"))
-    shots.append(("lesson-state", "/state", "&lesson=state&card=3"))
+    for slug, card in LESSON_CARDS.items():
+        shots.append((f"lesson-{slug}", f"/{slug}", f"&lesson={slug}&card={card}"))
     shots.append(("present-transition", "/transition", "&present=1&gate=scalar&alpha=0.7&beta=0.5"))
     return shots
 
@@ -41,15 +45,18 @@ def main(argv=None):
     parser.add_argument("--width", type=int, default=1366)
     parser.add_argument("--height", type=int, default=768)
     parser.add_argument("--full-page", action="store_true")
+    parser.add_argument("--only", default="", help="only the pictures whose name starts so (e.g. lesson-)")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     with running_server() as url, browser() as chromium:
         for lang in ("it", "en"):
             context = chromium.new_context(viewport={"width": args.width, "height": args.height}, locale=lang)
             page = context.new_page()
-            for stem, path, query in pages():
+            for stem, path, query in (shot for shot in pages() if shot[0].startswith(args.only)):
                 page.goto(f"{url}{path}?lang={lang}{query}", timeout=120_000)
                 page.wait_for_selector("nav", state="attached", timeout=120_000)
+                if "lesson=" in query:                      # the card, and the picture it brings under it
+                    page.locator("section.card").wait_for(timeout=60_000)
                 page.wait_for_timeout(2500)                 # let Bokeh finish drawing
                 if args.full_page:
                     # the Player paints a figure only near the screen: make the whole page the screen

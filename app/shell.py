@@ -74,15 +74,14 @@ def page(slug=None):
             if found is not None:
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
-            card = lesson_card(session, session.stores.get(slug)) if found is not None else None
-            if card is not None:
-                content = Page(main=pn.Column(card, content.main, sizing_mode="stretch_width"),
-                               controls=content.controls)
+            card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
+            return shell(session, slug, content, card)
         return shell(session, slug, content)
     return build
 
 
-def shell(session, slug, content: Page):
+def shell(session, slug, content: Page, card=None):
+    """The template around `content`; a lesson's `card` goes above the page's main area."""
     title = _("Lineare")
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
@@ -109,14 +108,18 @@ def shell(session, slug, content: Page):
     session.param.watch(draw_nav, "level")
     draw_nav()
     label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                      stylesheets=[":host { font-size: 15px; }"])
+                                      stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
     template.sidebar.extend([label(_("Language")), language, label(_("Level")), level,
                              label(_("Laboratories")), nav])
     without_doc_tooltips(session, [level])
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
         template.sidebar.extend(content.controls)
-    main = pn.Column(notices(session), content.main, sizing_mode="stretch_width")
+    # the card in the same column as the page, not in one of its own: Bokeh lays out a figure inside a
+    # FlexBox only when at most two laid-out columns hold it (a third left every picture of
+    # "Where memory fails" at zero size)
+    main = pn.Column(notices(session), *([card] if card is not None else []), content.main,
+                     sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
     return template

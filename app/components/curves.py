@@ -51,6 +51,7 @@ class CurvesPicture:
         if not filtered:                      # Bokeh filters no connected glyph (a line): see show_frames
             return dict(source=self.sources[name])
         self.filters[name] = frame_filter()
+        self.filters[name].indices = []              # no rows yet: an index past the data is a console warning
         return dict(source=self.sources[name], view=CDSView(filter=self.filters[name]))
 
     def line(self, name, *, color, dash="solid", width=3, alpha=1.0):
@@ -86,11 +87,23 @@ class CurvesPicture:
 
     def show(self, name, x, y):
         """These points of series `name`."""
+        data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
         if name in self.filters:
-            show_all(self.filters[name], len(x))
-        elif self.sources[name].tags:
+            self._filtered(name, data, lambda f: show_all(f, len(x)))
+            return
+        if self.sources[name].tags:
             self.sources[name].tags = []
-        self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+        self.sources[name].data = data
+
+    def _filtered(self, name, data, point_filter):
+        """New rows and their filter, in the order in which the browser never filters rows it lacks (it
+        applies each change on its own): more rows before the filter, fewer rows after it."""
+        source, grows = self.sources[name], len(data["x"]) >= len(self.sources[name].data["x"])
+        if grows:
+            source.data = data
+        point_filter(self.filters[name])
+        if not grows:
+            source.data = data
 
     def show_frames(self, name, x, y, t, upto=True):
         """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone.
@@ -98,8 +111,7 @@ class CurvesPicture:
         cuts it after frame t (NaN: a gap), as Bokeh filters no line."""
         x, y, t = np.asarray(x, dtype=float), np.asarray(y, dtype=float), min(t, len(x) - 1)
         if name in self.filters:
-            set_frame(self.filters[name], 1, t, upto=upto)
-            self.sources[name].data = {"x": x, "y": y}
+            self._filtered(name, {"x": x, "y": y}, lambda f: set_frame(f, 1, t, upto=upto))
             return
         if not upto:
             raise ValueError(f"the line {name!r} shows points 0 … t only (upto=True)")

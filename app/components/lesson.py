@@ -30,6 +30,10 @@ LESSON_CSS = """
 .press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
 .observe { margin: 6px 0 2px 0; padding: 6px 10px; border-radius: 6px; background: white; }
 .verdict { font-weight: 700; margin-right: 6px; }
+.stale { margin: 6px 0 2px 0; padding: 6px 10px; border-radius: 6px; background: #fff8e1; color: #3e2c00;
+         border-left: 6px solid #f0b429; }
+.stale a { margin-left: 8px; color: #1d4f7a; font-weight: 600; border: 1px solid #9fb3c8; border-radius: 6px;
+           padding: 2px 10px; text-decoration: none; white-space: nowrap; }
 .right .verdict { color: #1a7f37; } .wrong .verdict { color: #b42318; }
 [hidden] { display: none !important; }
 """
@@ -45,30 +49,45 @@ class LessonCard(JSComponent):
     at = param.Integer(default=-1, doc="the frame at which the result shows (−1: as soon as one chooses)")
     press = param.String(default="", doc="what to do after choosing (HTML)")
     observe = param.String(default="", doc="what happened (HTML)")
-    words = param.Dict(default={}, doc="right, wrong, previous, next, and their links")
+    words = param.Dict(default={}, doc="right, wrong, previous, next, stale, back, and their links")
+    chosen = param.Integer(default=-1, doc="the prediction chosen in the browser (−1: none yet)")
+    stale = param.Boolean(default=False, doc="the page's settings have left the card's")
+    look = param.Boolean(default=False, doc="the page marked what the card asks about (class lesson-look)")
+    present = param.Boolean(default=False, doc="presenter mode: the card brings the page's main picture under it")
 
     _stylesheets = [LESSON_CSS]
 
     _esm = """
-    export function render({ model, el }) {
+    export function render({ model, el, view }) {
       const w = model.words
       const card = document.createElement("section")
       card.className = "card"
       card.setAttribute("aria-label", w.label || "")
+      const point = (a, href) => {
+        if (href) { a.href = href; a.removeAttribute("aria-disabled") }
+        else { a.removeAttribute("href"); a.setAttribute("aria-disabled", "true") }
+      }
       const link = (text, href, name) => {
         const a = document.createElement("a"); a.textContent = text; a.className = name
-        if (href) { a.href = href } else { a.setAttribute("aria-disabled", "true") }
+        point(a, href)
         return a
       }
       const head = document.createElement("div"); head.className = "head"
       const title = document.createElement("span"); title.innerHTML = model.heading
-      head.append(link("← " + w.previous, w.previous_href, "previous"), title, link(w.next + " →", w.next_href, "next"))
+      const previous = link("← " + w.previous, w.previous_href, "previous")
+      const next = link(w.next + " →", w.next_href, "next")
+      head.append(previous, title, next)
       const prompt = document.createElement("div"); prompt.className = "prompt"; prompt.innerHTML = model.prompt
       const choices = document.createElement("div"); choices.className = "choices"
       choices.setAttribute("role", "group")
       const press = document.createElement("div"); press.className = "press"; press.innerHTML = model.press
       const observe = document.createElement("div"); observe.className = "observe"
+      // the settings left the card's: its observation would describe other numbers, so a way back instead
+      const stale = document.createElement("div"); stale.className = "stale"; stale.setAttribute("role", "status")
+      const back = link(w.back, w.back_href, "back")
+      stale.append(document.createTextNode(w.stale), back)
       press.hidden = observe.hidden = true
+      stale.hidden = !model.stale
       let chosen = null
 
       const frame = () => {
@@ -76,7 +95,7 @@ class LessonCard(JSComponent):
         return shown === undefined ? 0 : Number(shown)
       }
       function reveal(t) {
-        if (chosen === null || (model.at >= 0 && t < model.at)) { return }
+        if (chosen === null || model.stale || (model.at >= 0 && t < model.at)) { return }
         const right = chosen === model.correct
         observe.className = "observe " + (right ? "right" : "wrong")
         observe.innerHTML = '<span class="verdict">' + (right ? w.right : w.wrong) + "</span>" + model.observe
@@ -89,17 +108,65 @@ class LessonCard(JSComponent):
         b.type = "button"; b.innerHTML = text; b.setAttribute("aria-pressed", "false")
         b.onclick = () => {
           chosen = i
-          for (const other of choices.children) { other.setAttribute("aria-pressed", String(other === b)) }
+          model.chosen = i
+          for (const other of choices.children) {
+            other.setAttribute("aria-pressed", String(other === b))
+            if (other === b) { other.dataset.keys = "player" } else { delete other.dataset.keys }
+          }
           press.hidden = model.at < 0 || frame() >= model.at
           observe.hidden = true
           reveal(frame())
+        }
+        // once chosen, Space belongs to the page's player (play, pause), not to this button again
+        b.onkeydown = (event) => {
+          const space = event.code === "Space" || event.key === " "
+          if (space && b.dataset.keys === "player" && document.body.dataset.lineareKeys === "ready") {
+            event.preventDefault()
+          }
         }
         choices.append(b)
       })
       const onFrame = (event) => reveal(event.detail.t)
       document.addEventListener("lineare:frame", onFrame)
       model.on("remove", () => document.removeEventListener("lineare:frame", onFrame))
-      card.append(head, prompt, choices, press, observe)
+      model.on("words", () => {
+        point(previous, model.words.previous_href); point(next, model.words.next_href)
+        point(back, model.words.back_href)
+      })
+      model.on("stale", () => {
+        stale.hidden = !model.stale
+        if (model.stale) { observe.hidden = true; press.hidden = true } else { reveal(frame()) }
+      })
+      card.append(head, prompt, choices, press, stale, observe)
       el.append(card)
+      if (model.look || model.present) { bringIntoView() }
+
+      // what the card asks about lies below the first screen: the card stays at the top of the window
+      // and the page scrolls the first marked part under it, every marked part outlined
+      function marked(root, found, name) {
+        for (const node of root.querySelectorAll("*")) {
+          if (node.classList.contains(name)) { found.push(node) }
+          if (node.shadowRoot) { marked(node.shadowRoot, found, name) }
+        }
+        return found
+      }
+      function bringIntoView(tries = 0) {
+        const host = view.el
+        Object.assign(host.style, {position: "sticky", top: "0px", zIndex: "20"})
+        // in presenter mode, larger type pushes the pictures down: the first main picture comes up instead
+        const drawn = (node) => node.getBoundingClientRect().height > 0
+        const found = model.look ? marked(document, [], "lesson-look")
+                                 : marked(document, [], "main-picture").filter(drawn)   // not a hidden part's
+        const ready = found.length && found.every(drawn)
+        if (!ready && tries < 40) { setTimeout(() => bringIntoView(tries + 1), 250); return }
+        if (!model.look) { found.splice(1) }
+        for (const node of model.look ? found : []) {
+          node.style.outline = "4px solid #f0b429"; node.style.outlineOffset = "4px"
+        }
+        if (found.length) {
+          found[0].style.scrollMarginTop = (host.getBoundingClientRect().height + 12) + "px"
+          found[0].scrollIntoView({block: "start", behavior: "instant"})
+        }
+      }
     }
     """

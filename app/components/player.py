@@ -296,7 +296,8 @@ class Player(JSComponent):
         const role = target.getAttribute ? target.getAttribute("role") : null
         if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
         if (event.code === "Space" || event.key === " ") {
-          if (tag === "button") { return }          // a focused button already reacts to Space
+          // a focused button reacts to Space itself, but a lesson's chosen prediction hands Space on
+          if (tag === "button" && !(target.dataset && target.dataset.keys === "player")) { return }
           event.preventDefault(); toggle()
         } else if (event.key === "ArrowLeft") {
           event.preventDefault(); step(-1)
@@ -340,7 +341,8 @@ class Player(JSComponent):
         stop()
         observer.disconnect()
         for (const el of plotOf.values()) {
-          const view = viewOf.get(el); if (view && paused.has(view)) { paused.delete(view); view.unpause() }
+          const view = viewOf.get(el)
+          if (view && paused.has(view)) { paused.delete(view); view.unpause() }
         }
         document.removeEventListener("keydown", onKey)
         if (location) { location.properties.search.change.disconnect(restore) }

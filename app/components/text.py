@@ -88,6 +88,7 @@ class Explanation(pn.viewable.Viewer):
     elementare = param.String(default="")
     superiore = param.String(default="")
     level = param.Selector(default="elementare", objects=["elementare", "superiore"])
+    veiled = param.Boolean(default=False, doc="hidden whatever its text (a lesson card's answer, before a choice)")
 
     def __init__(self, session=None, **params):
         if session is not None:
@@ -102,11 +103,11 @@ class Explanation(pn.viewable.Viewer):
             session.param.watch(lambda e: setattr(self, "level", e.new), "level")
         self._draw()
 
-    @param.depends("elementare", "superiore", "level", watch=True)
+    @param.depends("elementare", "superiore", "level", "veiled", watch=True)
     def _draw(self):
         text = self.superiore if self.level == "superiore" else self.elementare
         self._pane.object = to_html(text) if text else ""
-        self._pane.visible = bool(text)
+        self._pane.visible = bool(text) and not self.veiled
 
     def __panel__(self):
         return self._pane

@@ -29,7 +29,8 @@ def work_picture(page):
 
 
 CANVAS_TEXTS = """() => [...Bokeh.documents[0].all_models]
-    .filter(m => ['Title', 'Label'].includes(m.constructor.__name__) && m.visible).map(m => m.text)"""
+    .filter(m => ['Title', 'Label'].includes(m.constructor.__name__) && m.visible)
+    .map(m => m.text.replace(/\\n/g, " "))"""                   # a long note is broken in two lines
 
 
 def wait_for_canvas_text(page, text, timeout=15_000):

@@ -65,7 +65,8 @@ CARDS = (
                    "best that any simple read-out could do. Up to how many pairs does it stay at zero, with no "
                    "mistake at all?"),
          choices=tuple(str(n) for n in BOUND_CHOICES),
-         correct=lambda store: nearest(BOUND_CHOICES, _bound_zero(store)), observe=_bound_text),
+         correct=lambda store: nearest(BOUND_CHOICES, _bound_zero(store)), observe=_bound_text,
+         veil=lambda view: (view.point, view.curve_text)),
     Card(setup=SETTINGS,
          prompt=N_("The red line is what this summary really does, with labels pointing in random directions. "
                    "With fewer pairs than 16, is it at zero too?"),

@@ -74,7 +74,8 @@ CARDS = (
          prompt=N_("The three ways compute the same layer on the same words in a different order. Where all three "
                    "have answered, are their answers the same?"),
          choices=SAME, correct=_same, at=_all_answered,
-         press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text),
+         press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text,
+         veil=lambda view: (view.point,)),
     Card(setup={**FORMS, "chunk": "64"},
          prompt=N_("Now each block is as long as the whole text: 64 words. Which way does the chunked way "
                    "become?"),
@@ -87,5 +88,6 @@ CARDS = (
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),
-         choices=SHRINK, correct=_shrink, observe=_shrink_text),
+         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=lambda view: (view.outputs_section,),
+         veil=lambda view: (view.table, view.outputs_text)),                  # both give float64's differences
 )

@@ -4,7 +4,7 @@ import html
 
 import numpy as np
 import panel as pn
-from bokeh.models import BasicTickFormatter, ColorBar, FixedTicker, Title
+from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
@@ -80,7 +80,7 @@ class FormsView(DashboardView):
                                         width=630, height=175, value_label="Δ")
         for picture in (*self.output_pictures.values(), self.difference):
             picture.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
-        self.difference.figure.select_one(ColorBar).formatter = BasicTickFormatter(precision=1)
+        self.difference.figure.select_one(ColorBar).formatter = powers_of_ten()
         self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], width=560, margin=(4, 10))
         self.outputs_text = outputs_text = Explanation(
             session, width=330,
@@ -334,6 +334,19 @@ def show_matrix(picture, matrix, limit):
     picture.set_cols(matrix.shape[1])
     picture.set_limit(limit)
     picture.show(matrix)
+
+
+def powers_of_ten():
+    """Tick labels of tiny differences as 5,0 · 10⁻⁶ in the page's number format (Bokeh's own wrote 5.0e-6 and
+    0.0e+0 on Italian pages too)."""
+    return CustomJSTickFormatter(args={"locale": browser_locale()}, code="""
+        if (tick === 0) { return "0" }
+        const power = Math.floor(Math.log10(Math.abs(tick)))
+        const digits = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷",
+                        "8": "⁸", "9": "⁹"}
+        const mantissa = (tick / 10 ** power).toLocaleString(locale, {minimumFractionDigits: 1,
+                                                                      maximumFractionDigits: 1})
+        return mantissa + " · 10" + String(power).split("").map(c => digits[c]).join("")""")
 
 
 build = FormsView.build

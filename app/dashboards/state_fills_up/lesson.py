@@ -11,12 +11,12 @@ def _asked(store, name):
     return t, result.answers[t]
 
 
-def _mixed(store, name):
-    """0: the old number, 1: the new one, 2: a mix of both (the read-out matches neither well)."""
-    _t, (answer, similarity, _expected) = _asked(store, name)
-    if similarity < 0.9:
-        return 2
-    return 1 if answer == "99" else 0
+def _answered(store, name):
+    """0: the old number (21), 1: the new one (99), 2: another (a mix): the answer the token strip shows, so
+    that the strip, the right choice and the observation say the same (a sum of 21 and 99 still lies a
+    little closer to one of them, and the observation gives its match)."""
+    answer = _asked(store, name)[1][0]
+    return {"21": 0, "99": 1}.get(answer, 2)
 
 
 def _all_right(store):
@@ -40,7 +40,7 @@ CARDS = (
          prompt=N_("Anna:21 is stored, and later Anna:99. Linear attention only adds. Asked «Anna?», what "
                    "will it answer?"),
          choices=("21", "99", N_("a mix of both")),
-         correct=lambda store: _mixed(store, "Anna"),
+         correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
          observe=lambda store: _("It answers {answer}, but the match is only {percent}%: Anna's column holds "
@@ -51,9 +51,10 @@ CARDS = (
          prompt=N_("The same words, now with DeltaNet, which corrects before it writes. What will it "
                    "answer for «Anna?»?"),
          choices=("21", "99", N_("a mix of both")),
-         correct=lambda store: _mixed(store, "Anna"),
+         correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
+         veil=lambda view: (view.rule,),
          observe=lambda store: _("It answers {answer} with a match of {percent}%: at Anna:99 the correction "
                                  "first took 21 out of Anna's column.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),

@@ -19,22 +19,22 @@ STRIP_CSS = """
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 4px 8px 2px 8px; min-width: 34px;
        text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
-.tok .answer { display: block; font-size: calc(13px * var(--lineare-scale, 1)); font-family: sans-serif;
-               min-height: 17px; color: #52606d; }
+.tok .answer { display: block; font-size: calc(16px * var(--lineare-scale, 1)); font-family: sans-serif;
+               min-height: 20px; color: #52606d; }
 .tok.ask { border-style: dashed; }
-.tok.future { opacity: 0.35; }
+.tok.future { color: #52606d; border-color: #d9e2ec; background: #f5f7fa; }
 .tok.future .answer > span { visibility: hidden; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 .ok { color: #1a7f37; font-weight: 700; }
 .bad { color: #b42318; font-weight: 700; }
-.strip.long { gap: 4px; font-size: calc(14px * var(--lineare-scale, 1)); }
+.strip.long { gap: 4px; font-size: calc(16px * var(--lineare-scale, 1)); }
 .strip.long .tok { padding: 2px 4px 1px 4px; min-width: 24px; border-radius: 6px; }
-.strip.long .tok .answer { font-size: calc(12px * var(--lineare-scale, 1)); min-height: 15px; }
+.strip.long .tok .answer { font-size: calc(16px * var(--lineare-scale, 1)); min-height: 20px; }
 .strip.compact { gap: 4px; font-size: calc(16px * var(--lineare-scale, 1)); }
 .strip.compact .tok { padding: 3px 4px 1px 4px; min-width: 30px; }
 .strip.compact .tok.ask { border-color: #1d4f7a; }
 .strip.compact .tok.value:not(.current) { background: #eef4fb; }
-.strip.compact .tok.filler { color: #9aa5b1; }
+.strip.compact .tok.filler { color: #616e7c; }
 """
 GAUGE_CSS = """
 .gauge { display: inline-flex; gap: 2px; vertical-align: middle; margin-left: 12px; }

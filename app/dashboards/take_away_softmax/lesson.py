@@ -85,11 +85,13 @@ CARDS = (
          prompt=N_("Now the softmax is gone (φ = elu + 1). Word by word, each answer is also computed from a small "
                    "summary (state), without the table. Is it the same answer as the table's?"),
          choices=SAME, correct=_same, at=lambda store: store.run.length - 1,
-         press=N_("Press ▶ Play and read the line under the player at every word."), observe=_same_text),
+         press=N_("Press ▶ Play and read the line under the player at every word."), observe=_same_text,
+         veil=lambda view: (view.point, view.caption)),
     Card(setup=LINEAR,
          prompt=N_("While the 8 words go by, what does the summary (state) do?"),
          choices=SIZE, correct=_size, at=lambda store: store.run.length - 1,
-         press=N_("Press ▶ Play and watch the summary beside the table."), observe=_size_text),
+         press=N_("Press ▶ Play and watch the summary beside the table."), observe=_size_text,
+         veil=lambda view: (view.point,)),
     Card(setup={**SENTENCE, "T": "1024", "d": "64"},
          prompt=N_("A text of 1,024 words, with labels of 64 numbers. Which order does less work: the table first "
                    "(who looks at whom), or the summary first?"),

@@ -12,8 +12,8 @@ STRIP_CSS = """
 :host { width: 100%; }
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 2px 9px; background: white; }
-.tok sub { color: #52606d; font-size: 0.7em; margin-left: 2px; }
-.tok.future { opacity: 0.4; }
+.tok sub { color: #52606d; font-size: 0.9em; margin-left: 2px; }
+.tok.future { color: #52606d; border-color: #d9e2ec; background: #f5f7fa; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 """
 CAPTION_CSS = """

@@ -104,5 +104,6 @@ CARDS = (
          prompt=N_("Under the knob's pictures, three models read the same words side by side: linear attention, "
                    "Mamba-2 and DeltaNet. How many of them answer all four questions right?"),
          choices=(N_("none"), N_("one"), N_("two"), N_("all three")),
-         correct=lambda store: sum(_all_right(store)), observe=_compared_text),
+         correct=lambda store: sum(_all_right(store)), observe=_compared_text,
+         look=lambda view: [small["card"] for small in view.small]),
 )

@@ -101,7 +101,8 @@ def answers_html(recall, compact=False):
 
 TABLE_CSS = """
 :host { width: 100%; }
-table { border-collapse: separate; border-spacing: 0; width: 100%; font-size: 14px; line-height: 1.35;
+table { border-collapse: separate; border-spacing: 0; width: 100%; font-size: calc(16px * var(--lineare-scale, 1));
+        line-height: 1.35;
         color: #1f2933; table-layout: fixed; }
 td, th { overflow-wrap: anywhere; }            /* a projector is 1366 px wide: the table wraps, never scrolls */
 th { text-align: left; background: #1d4f7a; color: white; padding: 6px 8px; font-weight: 600; }
@@ -109,12 +110,12 @@ th:first-child { border-top-left-radius: 6px; } th:last-child { border-top-right
 td { padding: 5px 8px; border-bottom: 1px solid #d9e2ec; vertical-align: top; }
 td p { margin: 0; }
 td.name { font-weight: 700; }
-td.name .paper { display: block; font-weight: normal; font-size: 12px; color: #52606d; }
+td.name .paper { display: block; font-weight: normal; color: #52606d; }
 tr.lit td { background: #ffe8a3; }
 tr.lit td.name { box-shadow: inset 6px 0 0 #f0b429; }
 tr.near td { background: #f2f6fa; }
 tr.near td.name { box-shadow: inset 6px 0 0 #9fb3c8; }
-.mark { font-size: 13px; font-weight: 600; color: #8d5a00; }
+.mark { font-weight: 600; color: #8d5a00; }
 tr.near .mark { color: #52606d; }
 math { font-size: 0.95em; }
 """

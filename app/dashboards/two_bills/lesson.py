@@ -106,7 +106,8 @@ CARDS = (
          press=N_("Press ▶ Play and watch the two lines on the left."),
          observe=lambda store: _("From word {n} on the notebook is bigger: {cache} against the summary's {state}. "
                                  "It grows by {step} at every word; the summary stays at {state}.").format(
-             **_crossing(store))),
+             **_crossing(store)),
+         veil=lambda view: (view.generation.point, *view.generation.crossing)),
     Card(setup=EMPTY,
          prompt=N_("Softmax compares every new word with all the words before it. Reading twice as many words, "
                    "how much more work (multiply-adds) does it do in all?"),
@@ -115,7 +116,7 @@ CARDS = (
          at=lambda store: store.result.tokens - 1,
          press=N_("Press ▶ Play and watch the work bill on the right: the triangle at the halfway word, and at "
                   "the end."),
-         observe=_work_text),
+         observe=_work_text, veil=lambda view: (view.generation.point,)),
     Card(setup={**EMPTY, "context": "512"},
          prompt=N_("Now 512 words are already in the notebook before the first new one. Which layer takes "
                    "longer to read each new word?"),
@@ -123,12 +124,12 @@ CARDS = (
          correct=_slower,
          at=_times_at,
          press=N_("Press ▶ Play and read the typical times under the pictures."),
-         observe=_times_text),
+         observe=_times_text, look=lambda view: (view.generation.status,)),
     Card(setup=LLAMA,
          prompt=N_("A real model, Llama-3.1-8B, reads a book of 131,072 words, with numbers of 2 bytes (bf16). "
                    "Compared with the model's own weights, how much room does its notebook (KV cache) take?"),
          choices=(N_("about a tenth"), N_("about as much"), N_("about ten times as much")),
          correct=lambda _store: nearest(SIZE_RATIOS, _calculator().kv_cache_bytes() / _calculator().weight_bytes(),
                                         log=True),
-         observe=_llama_text),
+         observe=_llama_text, look=lambda view: (view.calculator.results,)),
 )

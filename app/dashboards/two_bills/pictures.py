@@ -7,7 +7,7 @@ import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, number_format, set_frame, new_figure,
+from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, new_figure, number_format, set_frame,
                                   style_figure)
 from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
 from app.i18n import _
@@ -127,9 +127,19 @@ def show_crossing(mark, at, text, x, y, width):
     picture (`width` wide along x) has room."""
     span, words = mark
     span.location = at
-    right = x > 0.6 * width
-    words.update(x=x, y=y, text=text, text_align="right" if right else "left",
+    right = x > 0.5 * width
+    words.update(x=x, y=y, text=two_lines(text), text_align="right" if right else "left",
                  x_offset=-6 if right else 6)
+
+
+def two_lines(text):
+    """A note broken at the space nearest its middle: on one line, half a picture's width did not hold it
+    ("la cache è più gra…" cut at the picture's edge)."""
+    spaces = [i for i, c in enumerate(text) if c == " "]
+    if len(text) < 24 or not spaces:
+        return text
+    middle = min(spaces, key=lambda i: abs(i - len(text) / 2))
+    return text[:middle] + "\n" + text[middle + 1:]
 
 
 class WorkPicture:
