@@ -105,6 +105,10 @@ class Viewer:
     async def open(self, page_base=None):
         """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
         started = time.perf_counter()
+        await self.connect(await self.get_page(page_base), started)
+
+    async def get_page(self, page_base=None):
+        """GET the page; its session token."""
         try:
             response = await AsyncHTTPClient().fetch((page_base or self.base) + self.path, request_timeout=TIMEOUT_S)
         except HTTPClientError as error:
@@ -112,7 +116,12 @@ class Viewer:
                 self.refused = error.code
                 raise Refused(error.code) from error
             raise
-        token = re.search(r'"token":\s*"([^"]+)"', response.body.decode()).group(1)
+        return re.search(r'"token":\s*"([^"]+)"', response.body.decode()).group(1)
+
+    async def connect(self, token, started=None):
+        """Open the page's websocket with `token` and pull its document, as the page does once loaded;
+        `opened`: seconds since `started` (default: now)."""
+        started = time.perf_counter() if started is None else started
         route = self.path.split("?")[0].rstrip("/")
         url = self.base.replace("http", "ws", 1) + route + "/ws"
         self.socket = await websocket_connect(

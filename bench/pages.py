@@ -182,9 +182,14 @@ def build_once(route, query, language, phases=None):
         len(buffer.to_bytes()) for buffer in message.buffers)}
 
 
-def in_process(pages, languages, reps):
+def as_served():
+    """The server's own patches (app/serve.py), those that change what a build costs."""
     from app import building
     building.freeze_model_walks()
+
+
+def in_process(pages, languages, reps):
+    as_served()
     rows = []
     for route in pages:
         for language in languages:
@@ -203,8 +208,7 @@ def profile(route, language, count=40):
     import cProfile
     import pstats
 
-    from app import building
-    building.freeze_model_walks()
+    as_served()
     build_once(route, PAGES[route], language)
     profiler = cProfile.Profile()
     profiler.enable()
