@@ -736,8 +736,9 @@ def app_server(args, log):
     log("starting python -m app " + " ".join(args.app_arg) + " …")
     with running_server(processes=tuple(args.app_arg)) as base:
         port = int(base.rsplit(":", 1)[1])
-        parent = next(p for p in psutil.Process().children(recursive=True)
-                      if "app" in p.cmdline() and str(port) in p.cmdline())
+        found = [p for p in psutil.Process().children(recursive=True)
+                 if "app" in p.cmdline() and str(port) in p.cmdline()]          # forked servers share it
+        parent = next(p for p in found if p.ppid() not in {q.pid for q in found})
         servers = parent.children() or [parent]
         pids = {f"server:{p.pid}": p.pid for p in servers}
 
