@@ -62,12 +62,13 @@ def panel_serve_args(args, extra=()):
 
 
 def processes(args):
-    """Server processes: --num-procs, else one per core where the server can fork (Linux, macOS)."""
+    """Server processes: --num-procs, else one per core on Linux. Elsewhere one: Windows cannot fork, and
+    on macOS a process that forks after loading system frameworks may crash (--num-procs N to try)."""
     if getattr(args, "one_process", False):
         return 1
     if args.num_procs:
         return args.num_procs
-    return max(1, os.cpu_count() or 1) if hasattr(os, "fork") else 1     # Windows: no fork
+    return max(1, os.cpu_count() or 1) if sys.platform.startswith("linux") else 1
 
 
 def shared_session_args(extra=()):
@@ -106,7 +107,7 @@ def port_problem(address, port):
 def start_note(args, count):
     """Why this many processes, in a few words for whoever starts the server."""
     if count == 1:
-        return "--num-procs N for more" if args.one_process or args.num_procs == 1 else "one core"
+        return "one core" if (os.cpu_count() or 1) == 1 else "--num-procs N for more"
     if args.num_procs is None or args.num_procs == 0:
         return f"one per core: {count} cores; --one-process for one"
     return "--one-process for one"
@@ -124,7 +125,7 @@ def main(argv=None):
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                         help="hosts allowed to open the websocket (repeat; needed behind a proxy)")
     parser.add_argument("--num-procs", type=int, default=None,
-                        help="server processes, sharing the port (default and 0: one per core, on Linux and macOS)")
+                        help="server processes, sharing the port (default and 0: one per core on Linux; elsewhere 1)")
     parser.add_argument("--one-process", action="store_true",
                         help="serve from one process (the same as --num-procs 1)")
     parser.add_argument("--show", action="store_true", help="open a browser tab")

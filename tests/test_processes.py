@@ -42,6 +42,7 @@ def option(argv, name):
 
 def test_one_process_per_core_by_default_sharing_sessions(monkeypatch, capsys):
     monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(sys, "platform", "linux")
     argv = parsed(monkeypatch)
     assert option(argv, "--num-procs") == "4"
     # a GET renders a kept page; the visitor's session is built where its websocket lands
@@ -61,6 +62,9 @@ def test_one_process_on_request(monkeypatch, capsys):
     assert option(argv, "--num-procs") == "3" and argv.count("--setup") == 1 and option(argv, "--setup") == "mine.py"
     with pytest.raises(SystemExit):
         parsed(monkeypatch, "--num-procs", "-2")
+    monkeypatch.setattr(sys, "platform", "darwin")                 # forking there is not safe by default
+    assert option(parsed(monkeypatch), "--num-procs") == "1"
+    assert option(parsed(monkeypatch, "--num-procs", "0"), "--num-procs") == "1"
 
 
 def children(url):
