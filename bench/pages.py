@@ -24,7 +24,8 @@ texts) and is not counted. The thread's CPU time is split among:
 Only the building thread's CPU is counted in-process (a page that computes on a pool of threads
 costs more than it shows here); --server counts every thread of the server.
 
---server: `python -m app` in a subprocess (one process, localhost); each page opened --reps times
+--server: `python -m app` in a subprocess (one process, localhost, unless --server-arg says otherwise:
+all its processes are counted); each page opened --reps times
 by bench.load's protocol viewer (GET, websocket, PULL-DOC, document_ready) after one warm-up, one
 at a time; the server process's CPU time (user + system, psutil) from before the GET until the page
 is in and the server has gone quiet. That is the "server CPU per page opened" of the targets; the
@@ -222,7 +223,7 @@ def profile(route, language, count=40):
 
 # ---------------------------------------------------------------- a real server
 
-def server_rows(pages, languages, reps):
+def server_rows(pages, languages, reps, server_args=("--one-process",)):
     import asyncio
 
     import psutil
@@ -230,9 +231,13 @@ def server_rows(pages, languages, reps):
     from app.devtools import running_server
     from bench.load import Viewer
 
-    def cpu(process):
-        times = process.cpu_times()
-        return times.user + times.system
+    def cpu(processes):
+        total = 0.0
+        for process in processes:
+            with contextlib.suppress(psutil.Error):
+                times = process.cpu_times()
+                total += times.user + times.system
+        return total
 
     def quiet(process, wait=0.3, most=5.0):
         """Wait until the server has used under 2 % of a core for `wait` seconds (a page's last
@@ -254,15 +259,18 @@ def server_rows(pages, languages, reps):
             raise RuntimeError(viewer.errors[0])
 
     rows = []
-    with running_server() as base:
+    with running_server(processes=tuple(server_args)) as base:
         port = int(base.rsplit(":", 1)[1])
-        server = next(c for c in psutil.Process(os.getpid()).children(recursive=True)
-                      if any(conn.laddr.port == port for conn in _listening(c)))
+        found = [c for c in psutil.Process(os.getpid()).children(recursive=True)
+                 if any(conn.laddr.port == port for conn in _listening(c))]
+        top = next(p for p in found if p.ppid() not in {q.pid for q in found})
+        server = [top, *top.children(recursive=True)]              # forked servers too (--num-procs)
         for route in pages:
             for language in languages:
                 query = "&".join(p for p in (PAGES[route], f"lang={language}") if p)
                 path = f"/{route if route != 'home' else ''}?{query}"
-                asyncio.run(open_page(base, path))                   # warm-up
+                for _ in server:                                     # warm-up, each process at least once
+                    asyncio.run(open_page(base, path))
                 quiet(server)
                 costs = []
                 for _ in range(reps):
@@ -307,6 +315,9 @@ def main(argv=None):
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated routes (home for /)")
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--server", action="store_true", help="measure a real server's process CPU per page")
+    parser.add_argument("--server-arg", action="append", default=None,
+                        help="with --server: python -m app's flags for its processes (default --one-process; "
+                             "repeat, e.g. --server-arg=--num-procs=2)")
     parser.add_argument("--profile", metavar="PAGE", help="cProfile one build of PAGE")
     parser.add_argument("--lang", default="en", help="--profile's language")
     parser.add_argument("--json", action="store_true")
@@ -320,7 +331,9 @@ def main(argv=None):
         return 0
     load = os.getloadavg()[0]
     print(LOADED.format(load=f"{load:.2f}"), file=sys.stderr)
-    rows = (server_rows if args.server else in_process)(pages, args.languages.split(","), args.reps)
+    languages = args.languages.split(",")
+    rows = server_rows(pages, languages, args.reps, args.server_arg or ("--one-process",)) if args.server \
+        else in_process(pages, languages, args.reps)
     if args.json:
         print(json.dumps({"load_average": load, "server": args.server, "rows": rows}, indent=1))
     else:
