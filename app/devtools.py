@@ -25,8 +25,11 @@ def free_port():
 
 
 @contextlib.contextmanager
-def running_server(port=None, timeout=90, shell_command=None):
+def running_server(port=None, timeout=90, shell_command=None, processes=("--one-process",)):
     """Start `python -m app` on localhost, wait until it answers, yield its base URL, then stop it.
+
+    processes: the flags for its processes; one by default (the tests count one process's sessions),
+    () for `python -m app`'s own default (one per core).
 
     shell_command: another way to start it, a bash line with {port} in it (run in the repository,
     with the virtual environment's bin/ first on PATH), e.g. the README's plain `panel serve …`.
@@ -34,7 +37,7 @@ def running_server(port=None, timeout=90, shell_command=None):
     port = port or free_port()
     log = open(ROOT / ".server.log", "w") if os.environ.get("LINEARE_SERVER_LOG") else subprocess.DEVNULL
     if shell_command is None:
-        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
+        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", *processes,
                    "--allow-websocket-origin", f"127.0.0.1:{port}", "--allow-websocket-origin", f"localhost:{port}"]
     else:
         command = ["bash", "-c", shell_command.format(port=port)]

@@ -47,11 +47,25 @@ def freeze_startup():
     gc.freeze()
 
 
-def install():
+def install(forks=False):
+    """`forks`: the server forks its processes after this (--num-procs), and an event loop made before
+    the fork would be shared by them all (Tornado then fails to start): the start-up objects are
+    frozen now, before the fork (which also keeps the processes' copies of them shared), and once
+    more by each process at its first session (what the pages imported since)."""
     import panel as pn
     from tornado.ioloop import IOLoop
 
-    IOLoop.current().add_callback(freeze_startup)         # runs when the server starts, after --warm
+    if forks:
+        freeze_startup()
+        first = []
+
+        def created(_session_context):
+            if not first:
+                first.append(True)
+                freeze_startup()
+        pn.state.on_session_created(created)
+    else:
+        IOLoop.current().add_callback(freeze_startup)     # runs when the server starts, after --warm
     libc = c_library()
     if libc is None:
         return

@@ -8,8 +8,13 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 `app.shell.page`, so each has the same navigation, languages and URL state. All JavaScript, CSS and
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
---allow-websocket-origin for a hosted instance, --num-procs for several processes, --warm, --show,
+--allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
 --secret-key-file, --build-on-loop; anything after `--` goes to `panel serve` unchanged.
+
+A classroom opens the same link at once, and a page costs the server about a second of CPU to
+build: so it serves from one process per core by default (Tornado forks them after binding the port;
+the kernel hands each connection to one of them), each with cores ÷ processes PyTorch threads, and
+says at start how many. `--one-process` (or `--num-procs 1`) serves from one, as before.
 
 Pages are built on a thread of their own (app/building.py), so that one visitor opening a page does
 not stop every other session of the process; --build-on-loop builds them as plain Panel does. On
@@ -32,6 +37,7 @@ from app import data_path
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
+SETUP = Path(__file__).resolve().parents[1] / "deploy" / "panel_setup.py"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
@@ -42,7 +48,7 @@ def panel_serve_args(args, extra=()):
     pages = sorted(str(p) for p in PAGES.glob("*.py"))
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
-            "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
+            "--num-procs", str(processes(args)), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
             "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed",
             "--static-dirs", f"notebooks={NOTEBOOKS}"]      # the state page links the NumPy notebook
@@ -52,7 +58,36 @@ def panel_serve_args(args, extra=()):
         argv += ["--allow-websocket-origin", origin]
     if args.show:
         argv.append("--show")
+    if processes(args) > 1:
+        argv += shared_session_args(extra)
     return argv + list(extra)
+
+
+def processes(args):
+    """Server processes: --num-procs, else one per core on Linux. Elsewhere one: Windows cannot fork, and
+    on macOS a process that forks after loading system frameworks may crash (--num-procs N to try)."""
+    if getattr(args, "one_process", False):
+        return 1
+    if args.num_procs:
+        return args.num_procs
+    return max(1, os.cpu_count() or 1) if sys.platform.startswith("linux") else 1
+
+
+def shared_session_args(extra=()):
+    """Several processes share one port, and the kernel hands each connection to any of them: a page's
+    GET and its websocket often reach different processes. They sign session ids with the same key
+    (set before the fork), so any process accepts any page's websocket; with --reuse-sessions a GET
+    renders a page kept per page and language, and the visitor's session is built once, where its
+    websocket lands (deploy/panel_setup.py, as the hosted mode does), not also where the GET landed."""
+    argv = [] if "--reuse-sessions" in extra else ["--reuse-sessions"]
+    return argv + ([] if "--setup" in extra else ["--setup", str(SETUP)])
+
+
+def process_threads(count):
+    """PyTorch's threads per process: the cores shared among the processes (set before torch is imported)."""
+    threads = str(max(1, (os.cpu_count() or 1) // count))
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(name, threads)
 
 
 def port_problem(address, port):
@@ -71,6 +106,15 @@ def port_problem(address, port):
     return None
 
 
+def start_note(args, count):
+    """Why this many processes, in a few words for whoever starts the server."""
+    if count == 1:
+        return "one core" if (os.cpu_count() or 1) == 1 else "--num-procs N for more"
+    if args.num_procs is None or args.num_procs == 0:
+        return f"one per core: {count} cores; --one-process for one"
+    return "--one-process for one"
+
+
 def main(argv=None):
     command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -82,7 +126,10 @@ def main(argv=None):
     parser.add_argument("--address", default="localhost", help="interface to listen on (0.0.0.0: all)")
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                         help="hosts allowed to open the websocket (repeat; needed behind a proxy)")
-    parser.add_argument("--num-procs", type=int, default=1, help="server processes (0: one per core)")
+    parser.add_argument("--num-procs", type=int, default=None,
+                        help="server processes, sharing the port (default and 0: one per core on Linux; elsewhere 1)")
+    parser.add_argument("--one-process", action="store_true",
+                        help="serve from one process (the same as --num-procs 1)")
     parser.add_argument("--show", action="store_true", help="open a browser tab")
     parser.add_argument("--warm", action="store_true",
                         help="build every page once before listening (a hosted demo: the first visitor waits less; "
@@ -94,6 +141,8 @@ def main(argv=None):
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
     args = parser.parse_args(argv)
+    if args.num_procs is not None and args.num_procs < 0:
+        parser.error("--num-procs must be 0 (one per core) or more")
 
     problem = port_problem(args.address, args.port)
     if problem:
@@ -115,11 +164,15 @@ def main(argv=None):
         return 1
     from app.i18n import compile_catalogs
     compile_catalogs(only_stale=True)            # a fresh checkout has .po files only
-    print(f"Lineare: starting on http://{args.address}:{args.port} (the first start imports PyTorch: "
+    count = processes(args)
+    if count > 1:
+        process_threads(count)
+    print(f"Lineare: starting on http://{args.address}:{args.port} with {count} server "
+          f"process{'es' if count > 1 else ''} ({start_note(args, count)}; the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
-    memory.install()
+    memory.install(forks=count > 1)
     from app import building
     building.freeze_model_walks()
     if not args.build_on_loop:

@@ -95,7 +95,7 @@ def measure(loads=250, settle=80.0, panel_args=(), port=None):
     urls = hostile_urls()
     with tempfile.TemporaryDirectory(prefix="lineare-hostile-") as folder:
         log_path = Path(folder) / "server.log"
-        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"]
+        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
         with open(log_path, "w") as log:
             server = subprocess.Popen(command + (["--", *panel_args] if panel_args else []), cwd=ROOT, stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True)

@@ -1,11 +1,13 @@
 """Many visitors at once on the hosted demo (scripts/host): what the servers do for a classroom.
 
-    .venv/bin/python -m bench.load [crowd|heavy|churn] [--viewers N] [--browsers B] [--workers W]
-                                   [--url URL --run-dir DIR] [--json]
+    .venv/bin/python -m bench.load [crowd|heavy|churn|burst] [--viewers N] [--browsers B] [--workers W]
+                                   [--url URL --run-dir DIR] [--app [--app-arg=ARG …]] [--json]
 
 Without --url it starts its own hosted mode (deploy.host: W servers behind nginx, --warm, the per-IP
 limits raised because every viewer comes from 127.0.0.1) and stops it afterwards. With --url it
-measures a running one; --run-dir (its host.json) lets it find the servers' processes.
+measures a running one; --run-dir (its host.json) lets it find the servers' processes. With --app it
+starts `python -m app` instead (what ./scripts/app runs: one process per core; --app-arg=--one-process
+for one), on localhost with no nginx, and opens the state page a few times in each language first.
 
 A viewer speaks Bokeh's protocol as the browser does, over nginx: GET the page (the HTML carries the
 session token), open the websocket with the token, PULL-DOC-REQ, send what the page sends when it
@@ -30,6 +32,12 @@ Modes:
   churn  opens and closes --sessions sessions, two at a time; the servers' RSS after the first 20 and
          after all of them, each once the idle sessions have been closed (Bokeh discards a session
          60 s after its websocket closed; the server gives the memory back within 20 s after that).
+
+  burst  "open the link now": --viewers (30) arrive at random within --ramp seconds (10), and each,
+         as soon as its page is in, moves the β slider --knobs times (3), --think seconds apart (2.5-3.5).
+         Prints page open p50/p95, knob → new frames, errors, dropped sessions, the servers' CPU.
+         Targets: ./scripts/app on 2 cores, 30 within 10 s: page open p95 ≤ 3 s, 0 errors; the hosted
+         mode with 2 servers, 60 within 10 s: the same.
 
 Targets (on this machine: 2 cores, hosted mode with 2 servers): crowd of 50: 0 errors, 0 dropped,
 page open p95 ≤ 3 s, knob → new frames p95 ≤ 500 ms; heavy: knob → frames p95 ≤ 500 ms while the
@@ -105,6 +113,10 @@ class Viewer:
     async def open(self, page_base=None):
         """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
         started = time.perf_counter()
+        await self.connect(await self.get_page(page_base), started)
+
+    async def get_page(self, page_base=None):
+        """GET the page; its session token."""
         try:
             response = await AsyncHTTPClient().fetch((page_base or self.base) + self.path, request_timeout=TIMEOUT_S)
         except HTTPClientError as error:
@@ -112,7 +124,12 @@ class Viewer:
                 self.refused = error.code
                 raise Refused(error.code) from error
             raise
-        token = re.search(r'"token":\s*"([^"]+)"', response.body.decode()).group(1)
+        return re.search(r'"token":\s*"([^"]+)"', response.body.decode()).group(1)
+
+    async def connect(self, token, started=None):
+        """Open the page's websocket with `token` and pull its document, as the page does once loaded;
+        `opened`: seconds since `started` (default: now)."""
+        started = time.perf_counter() if started is None else started
         route = self.path.split("?")[0].rstrip("/")
         url = self.base.replace("http", "ws", 1) + route + "/ws"
         self.socket = await websocket_connect(
@@ -451,6 +468,31 @@ async def crowd(base, args, meter, log):
             "browsers": browser_summary(pages) if args.browsers else None}
 
 
+async def burst(base, args, meter, log):
+    """A class told "open the link now": the viewers arrive at random within --ramp seconds, and each,
+    once its page is in, moves the knob --knobs times, --think seconds apart (about every 3 s)."""
+    hold = asyncio.Event()
+    viewers = [Viewer(base) for _ in range(args.viewers)]
+    think = lambda: random.uniform(*args.think)
+    arrivals = sorted(random.uniform(0, args.ramp) for _ in viewers)
+    started, tasks = time.perf_counter(), []
+    for viewer, at in zip(viewers, arrivals):
+        await asyncio.sleep(max(0.0, at - (time.perf_counter() - started)))
+        tasks.append(asyncio.ensure_future(visit(viewer, args.knobs, think, hold)))
+    while not all(v.opened is not None or v.done for v in viewers):
+        await asyncio.sleep(0.2)
+    log(f"{sum(v.opened is not None for v in viewers)} of {len(viewers)} pages in "
+        f"{time.perf_counter() - started:.1f} s after the first arrival; knobs moving")
+    while not all(v.done for v in viewers):
+        await asyncio.sleep(0.5)
+    hold.set()
+    await asyncio.gather(*tasks)
+    opened = sum(v.opened is not None for v in viewers)
+    moves = sum(len(v.knob_ms) for v in viewers)
+    return {"mode": "burst", "path": STATE_PAGE, "ramp_s": args.ramp, "knobs_per_viewer": args.knobs,
+            "think_s": list(args.think), **viewers_summary(viewers), "opened": opened, "knob_moves": moves}
+
+
 async def heavy(base, args, meter, log):
     hold, stop = asyncio.Event(), asyncio.Event()
     viewers = [Viewer(base) for _ in range(args.viewers)]
@@ -535,7 +577,7 @@ async def churn(base, args, meter, log):
 def targets(result):
     """[(what, target, value, pass)] for the mode's targets."""
     rows = []
-    if result["mode"] == "crowd":
+    if result["mode"] in ("crowd", "burst"):
         opened, knob = result["page_open_s"], result["knob_ms"]
         rows += [("errors", "0", len(result["errors"]), not result["errors"]),
                  ("dropped sessions", "0", result["dropped"], result["dropped"] == 0),
@@ -563,14 +605,22 @@ def fmt(stats, scale=1.0, unit=""):
 
 def print_report(report):
     r, m, s = report["result"], report["machine"], report["servers"]
-    print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs "
-          f"(shared: load average {m['load_before']} at the start, "
-          f"{m['load_after']} at the end), {m['workers']} servers behind nginx at {m['url']}")
+    where = (f"{m['workers']} servers behind nginx" if not m.get("app") else
+             f"python -m app ({m['workers']} server process{'es' if m['workers'] != 1 else ''})")
+    print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs (shared: load average {m['load_before']} "
+          f"at the start, {m['load_after']} at the end), {where} at {m['url']}")
+    if r["mode"] == "burst":
+        print(f"  viewers           {r['viewers']} on {r['path']}, arriving at random within {r['ramp_s']:g} s, "
+              f"each then moving the knob {r['knobs_per_viewer']} times, {r['think_s'][0]:g}–{r['think_s'][1]:g} s "
+              "apart")
+        print(f"  server CPU        {s['cpu_s']:.1f} s in all ({r['opened']} pages opened, {r['knob_moves']} knob "
+              "moves)")
     if r["mode"] in ("crowd", "heavy"):
         print(f"  viewers           {r['viewers']} on {r['path']}"
               + (f" (arriving over {r['ramp_s']:g} s, then {r['knobs_per_viewer']} knob moves each, "
                  f"{r['think_s'][0]:g}–{r['think_s'][1]:g} s apart; {r['concurrent_at_end']} open at once at the end)"
                  if r["mode"] == "crowd" else ""))
+    if r["mode"] in ("crowd", "heavy", "burst"):
         print(f"  page open         {fmt(r['page_open_s'], unit=' s')}")
         print(f"  knob → frames     {fmt(r['knob_ms'], unit=' ms')}")
         if r["mode"] == "crowd":
@@ -611,14 +661,18 @@ def print_report(report):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn"))
-    parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20)")
+    parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn", "burst"))
+    parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20, burst 30)")
     parser.add_argument("--browsers", type=int, default=2, help="real Chromium pages (crowd only)")
-    parser.add_argument("--knobs", type=int, default=3, help="knob moves per viewer (crowd)")
+    parser.add_argument("--knobs", type=int, default=3, help="knob moves per viewer (crowd, burst)")
     parser.add_argument("--ramp", type=float, default=None,
-                        help="seconds over which the viewers arrive (crowd 60, heavy 20)")
-    parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=(2.0, 6.0),
-                        metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6)")
+                        help="seconds over which the viewers arrive (crowd 60, heavy 20, burst 10)")
+    parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=None,
+                        metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6; burst 2.5-3.5)")
+    parser.add_argument("--app", action="store_true",
+                        help="measure python -m app (./scripts/app: one process per core) instead of the hosted mode")
+    parser.add_argument("--app-arg", action="append", default=[],
+                        help="one more argument for python -m app (repeat), e.g. --app-arg=--one-process")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
     parser.add_argument("--settle", type=float, default=None,
                         help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 "
@@ -633,8 +687,11 @@ def parse_args(argv):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
-    args.viewers = args.viewers if args.viewers is not None else {"crowd": 50, "heavy": 20, "churn": 0}[args.mode]
-    args.ramp = args.ramp if args.ramp is not None else {"crowd": 60.0, "heavy": 20.0, "churn": 0.0}[args.mode]
+    args.viewers = args.viewers if args.viewers is not None else \
+        {"crowd": 50, "heavy": 20, "churn": 0, "burst": 30}[args.mode]
+    args.ramp = args.ramp if args.ramp is not None else \
+        {"crowd": 60.0, "heavy": 20.0, "churn": 0.0, "burst": 10.0}[args.mode]
+    args.think = args.think or ((2.5, 3.5) if args.mode == "burst" else (2.0, 6.0))
     if args.settle is None:
         from app.memory import TRIM_INTERVAL_S
         from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
@@ -647,6 +704,10 @@ def parse_args(argv):
 @contextlib.contextmanager
 def hosted(args, log):
     """(base URL, {name: pid}) of the host to measure: a running one (--url) or one started here."""
+    if args.app and not args.url:
+        with app_server(args, log) as found:
+            yield found
+        return
     if args.url:
         pids = {}
         if args.run_dir:
@@ -669,18 +730,45 @@ def hosted(args, log):
             yield running.url, running.pids()
 
 
+@contextlib.contextmanager
+def app_server(args, log):
+    """(base URL, {name: pid}) of `python -m app` started here (its own processes: one per core unless
+    --app-arg says otherwise), every page opened once in each language first, as a teacher would have."""
+    from app.devtools import running_server
+    from app.i18n import LANGUAGES
+
+    log("starting python -m app " + " ".join(args.app_arg) + " …")
+    with running_server(processes=tuple(args.app_arg)) as base:
+        port = int(base.rsplit(":", 1)[1])
+        found = [p for p in psutil.Process().children(recursive=True)
+                 if "app" in p.cmdline() and str(port) in p.cmdline()]          # forked servers share it
+        parent = next(p for p in found if p.ppid() not in {q.pid for q in found})
+        servers = parent.children() or [parent]
+        pids = {f"server:{p.pid}": p.pid for p in servers}
+
+        async def warm():              # each process imports and fills its caches at its first pages
+            for language in LANGUAGES:
+                for _ in range(2 * len(servers)):
+                    viewer = Viewer(base, STATE_PAGE + f"&lang={language}")
+                    await viewer.open()
+                    await viewer.close()
+        asyncio.run(warm())
+        yield base, pids
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     random.seed(args.seed)
     log = lambda line: print(f"[bench/load] {line}", file=sys.stderr, flush=True)
     load_before = [round(x, 2) for x in os.getloadavg()]
     with hosted(args, log) as (base, pids):
-        mode = {"crowd": crowd, "heavy": heavy, "churn": churn}[args.mode]
+        mode = {"crowd": crowd, "heavy": heavy, "churn": churn, "burst": burst}[args.mode]
         with Meter(pids) as meter:
             result = asyncio.run(mode(base, args, meter, log))
     report = {"machine": {"cpus": os.cpu_count(), "load_before": load_before,
                           "load_after": [round(x, 2) for x in os.getloadavg()], "url": base,
-                          "workers": sum(name.startswith("server") for name in pids) or None},
+                          "workers": sum(name.startswith("server") for name in pids) or None,
+                          "app": bool(args.app)},
               "servers": meter.result, "result": result}
     report["targets"] = targets(result)
     if args.json:

@@ -80,7 +80,8 @@ def origins(args):
 
 
 def server_command(args, port):
-    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"]
+    # one process each: nginx spreads the visitors over the servers (python -m app alone forks one per core)
+    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
     for origin in [*origins(args), f"127.0.0.1:{port}", f"localhost:{port}"]:      # the latter for /admin
         command += ["--allow-websocket-origin", origin]
     if not args.no_warm:

@@ -74,3 +74,26 @@ def test_report_prints_every_number(capsys):
                   "browser pages", "played frames late", "messages sent while stepping and playing: 0",
                   "1.20 cores", "PASS"):
         assert words in out, words
+
+
+def test_burst_mode_arguments_targets_and_report(capsys):
+    args = load.parse_args(["burst", "--app", "--app-arg=--one-process"])
+    assert (args.viewers, args.ramp, args.think, args.knobs, args.browsers) == (30, 10.0, (2.5, 3.5), 3, 0)
+    assert args.app and args.app_arg == ["--one-process"]
+    assert load.parse_args(["burst", "--viewers", "60"]).viewers == 60
+    result = {"mode": "burst", "path": load.STATE_PAGE, "ramp_s": 10.0, "knobs_per_viewer": 3, "think_s": [2.5, 3.5],
+              "viewers": 30, "page_open_s": load.summary([1.0, 2.0, 3.5]), "knob_ms": load.summary([90.0, 120.0]),
+              "errors": [], "dropped": 0, "refused": 0, "received_mib": 9.0, "opened": 30, "knob_moves": 90}
+    rows = load.targets(result)
+    assert [r[0] for r in rows][:3] == ["errors", "dropped sessions", "page open p95"]
+    assert rows[2][3] is False and rows[3][3] is True          # p95 3.35 s > 3 s; knob p95 well under
+    report = {"machine": {"cpus": 2, "load_before": [1, 1, 1], "load_after": [2, 2, 2], "url": "http://x",
+                          "workers": 2, "app": True},
+              "servers": {"wall_s": 40.0, "cpu_s": 45.0, "cpu_cores": 1.1, "load_generator_cpu_s": 2.0,
+                          "rss_mib": {"server:1": 400.0, "server:2": 410.0}, "servers_rss_peak_mib": 820.0},
+              "result": result, "targets": rows}
+    load.print_report(report)
+    out = capsys.readouterr().out
+    for words in ("python -m app (2 server processes)", "arriving at random within 10 s", "30 pages opened",
+                  "90 knob moves", "p95 3.35 s", "MISS"):
+        assert words in out, words

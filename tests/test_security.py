@@ -22,7 +22,7 @@ from app import security
 from app.devtools import running_server
 from bench.hostile import VALUES, measure, page_keys
 
-COMMAND = ("python -m app --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
+COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
            "--secret-key-file {key} > {log} 2>&1")
 
 

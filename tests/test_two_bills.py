@@ -372,3 +372,15 @@ def test_every_preset_states_its_source():
     for model in PRESETS.values():
         assert model.source and model.note and model.kind in ("softmax", "state")
         assert model.kv_heads <= model.heads and math.isfinite(model.parameters)
+
+
+def test_pages_opened_together_share_their_opening_run_and_measure_again_anew(monkeypatch):
+    """A class opening the page at once: one run measured per process and settings, not one each."""
+    monkeypatch.setattr(two_bills, "_openings", {})
+    first, second = GenerationStore(tokens=16, heads=1, dim=16), GenerationStore(tokens=16, heads=1, dim=16)
+    assert second.result is first.result
+    assert GenerationStore(tokens=16, heads=2, dim=16).result is not first.result      # other settings
+    second.param.trigger("measure")                                                     # always a new run
+    assert second.result is not first.result and len(second.history) == 2
+    monkeypatch.setattr(two_bills, "OPENING_AGE_S", 0.0)                                # too old: measured anew
+    assert GenerationStore(tokens=16, heads=1, dim=16).result is not first.result

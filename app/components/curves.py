@@ -30,7 +30,7 @@ class CurvesPicture:
     """A figure of named series on axes fixed per run; `show(name, x, y)` replaces one series' points."""
 
     def __init__(self, title, x_label, y_label, *, width=560, height=380, language="en", legend_columns=None):
-        self.figure = style_figure(new_figure(title=title, width=width, height=height,
+        self.figure = style_figure(new_figure(title=title, width=width, height=height, grid=True,
                                     x_range=Range1d(0, 1), y_range=Range1d(0, 1)), x_label, y_label)
         self.figure.grid.visible = True
         self.figure.grid.grid_line_color = "#e4e7eb"

@@ -18,9 +18,12 @@ Colour ranges are fixed per run (`set_limit`), never per frame, so a colour mean
 every step. Colours diverge around zero (blue negative, white zero, red positive: ColorBrewer RdBu,
 safe for the common colour-vision deficiencies).
 """
+import weakref
+
 import numpy as np
-from bokeh.models import (BasicTicker, CDSView, ColorBar, ColumnDataSource, CustomJSHover, CustomJSTickFormatter,
-                          FactorRange, FixedTicker, HoverTool, IndexFilter, LinearColorMapper, Range1d, Title)
+from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
+                          CustomJSTickFormatter, FactorRange, FixedTicker, HoverTool, IndexFilter, LinearAxis,
+                          LinearColorMapper, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
@@ -62,10 +65,27 @@ def _equal(old, new):
     return old.shape == new.shape and np.array_equal(old, new, equal_nan=floats)
 
 
+_FORMATS = weakref.WeakKeyDictionary()        # a page's Document → {(locale, decimals, fixed): formatter}
+
+
 def number_format(language=None, decimals=3, fixed=False):
     """Tick labels written the way the page's language writes numbers (0,5 and 20.000 in Italian), by
     the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000); `fixed`:
-    always `decimals` digits (a slider's 0,80)."""
+    always `decimals` digits (a slider's 0,80). One formatter per page for the same format, shared by
+    its pictures and sliders (a page had twenty-two alike, each built and sent)."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None:
+        return _number_format(language, decimals, fixed)
+    formats = _FORMATS.setdefault(doc, {})
+    key = (browser_locale(language), decimals, fixed)
+    if key not in formats:
+        formats[key] = _number_format(language, decimals, fixed)
+    return formats[key]
+
+
+def _number_format(language, decimals, fixed):
     return CustomJSTickFormatter(args={"locale": browser_locale(language), "decimals": decimals,
                                        "least": decimals if fixed else 0},
                                  code="return tick.toLocaleString(locale, "
@@ -78,10 +98,17 @@ def colour_bar(mapper):
                     major_label_text_font_size=TICK_SIZE, width=14)
 
 
-def new_figure(tools="", **options):
+def new_figure(tools="", grid=False, **options):
     """A Bokeh figure with no tools but those asked for (pictures add their own hover or tap): Bokeh's
-    six default tools are a dozen models that every page would build, send and never show."""
-    return figure(tools=tools, toolbar_location=None, **options)
+    six default tools are a dozen models that every page would build, send and never show. No grid
+    unless asked (style_figure hid it: two models a picture, built and sent for nothing); log axes
+    (x_axis_type=…) come with Bokeh's own, hidden grid."""
+    if grid or "x_axis_type" in options or "y_axis_type" in options:
+        return figure(tools=tools, toolbar_location=None, **options)
+    fig = figure(tools=tools, toolbar_location=None, x_axis_type=None, y_axis_type=None, **options)
+    for place, axis_range in (("below", fig.x_range), ("left", fig.y_range)):
+        fig.add_layout(CategoricalAxis() if isinstance(axis_range, FactorRange) else LinearAxis(), place)
+    return fig
 
 
 def style_figure(fig, x_label, y_label):

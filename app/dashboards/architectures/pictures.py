@@ -56,7 +56,7 @@ class EigenPicture:
         rows = [label(v) for v in reversed(ARCHITECTURES)]          # the first model at the top
         # a row's worth of room at each end: the words under the reference lines sit in the lower one
         self.figure = style_figure(new_figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
-                                          y_range=FactorRange(*rows, range_padding=0.12)), "", "")
+                                          y_range=FactorRange(*rows, range_padding=0.12), grid=True), "", "")
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
         self.figure.xgrid.visible = True
         self.figure.xgrid.grid_line_color = "#e4e7eb"

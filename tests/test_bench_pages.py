@@ -1,0 +1,33 @@
+"""bench/pages.py: thread CPU time split among nested phases, and one real page build measured in-process."""
+import time
+
+from bench import pages
+
+
+def busy(seconds):
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+
+
+def test_time_goes_to_the_innermost_phase_open():
+    phases = pages.Phases()
+    inner = phases.wrap(lambda: busy(0.05), "models")
+    with phases.phase("template"):
+        busy(0.05)
+        inner()                                  # a model made inside the template's work: models' time
+    phases._switch()
+    assert phases.totals["models"] >= 0.05 and 0.05 <= phases.totals["template"] < 0.09
+    assert phases.totals["json"] == 0.0
+
+
+def test_a_page_is_built_written_and_split(capsys):
+    rows = pages.in_process(["home"], ["it"], reps=1)
+    row = rows[0]
+    assert (row["route"], row["language"]) == ("home", "it")
+    assert row["models_count"] > 10 and row["json_bytes"] > 1000
+    assert all(row["phases"][p] >= 0 for p in pages.PHASES) and row["phases"]["json"] > 0
+    assert abs(row["total"] - sum(row["phases"].values())) < 1e-9
+    pages.print_table(rows, server=False)
+    out = capsys.readouterr().out
+    assert "home" in out and "JSON kB" in out

@@ -1,0 +1,37 @@
+"""What a picture costs a page: no hidden grid, one number formatter per page, the grids that are drawn kept."""
+import panel as pn
+from bokeh.document import Document
+from bokeh.models import CategoricalAxis, FactorRange, Grid, LinearAxis, Range1d
+from panel.io.state import set_curdoc
+
+from app.components.plots import MatrixPicture, new_figure, number_format, style_figure
+from app.dashboards.architectures.pictures import EigenPicture
+
+
+def grids(fig):
+    return [r for r in fig.center if isinstance(r, Grid)]
+
+
+def test_pictures_have_axes_but_no_grid_unless_they_draw_one():
+    fig = new_figure(x_range=Range1d(0, 1), y_range=FactorRange("a", "b"))
+    assert grids(fig) == []
+    assert isinstance(fig.below[0], LinearAxis) and isinstance(fig.left[0], CategoricalAxis)
+    assert len(grids(new_figure(grid=True))) == 2
+    assert len(grids(new_figure(x_axis_type="log", y_axis_type="log"))) == 2       # Bokeh's own, for log axes
+    eigen = EigenPicture().figure                                                  # its x grid is drawn
+    assert [g.visible for g in grids(eigen) if g.dimension == 0] == [True]
+
+
+def test_a_page_shares_one_formatter_per_number_format():
+    doc, other = Document(), Document()
+    with set_curdoc(doc):
+        first, second = MatrixPicture("a", "x", "y", 4, 4), MatrixPicture("b", "x", "y", 4, 4)
+        assert first.figure.xaxis[0].formatter is second.figure.yaxis[0].formatter
+        assert number_format(decimals=2, fixed=True) is number_format(decimals=2, fixed=True)
+        assert number_format(decimals=2, fixed=True) is not number_format()
+        mine = number_format()
+    with set_curdoc(other):
+        assert number_format() is not mine                       # never shared between sessions
+    fig = style_figure(new_figure(), "x", "y")                       # outside a session: its own
+    assert fig.xaxis[0].formatter is not style_figure(new_figure(), "x", "y").xaxis[0].formatter
+    assert pn.state.curdoc is None

@@ -1,0 +1,116 @@
+"""`python -m app` serves from one process per core by default: what it asks of `panel serve`, what it
+says at start, and that a page whose GET one process answered opens its websocket on another."""
+import asyncio
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from app import serve
+from app.devtools import free_port, running_server
+from bench.load import Viewer
+
+PAGE = "/state?variant=deltanet&preset=crowd&lang=it"
+
+
+def parsed(monkeypatch, *argv):
+    """panel serve's command line for `python -m app argv`, without serving and without installing the
+    server's patches in this process (its environment comes back as it was)."""
+    import panel.command
+
+    from app import building, i18n, memory, security
+    captured = {}
+    monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
+    for module, name in ((security, "install"), (memory, "install"), (building, "install"),
+                         (building, "freeze_model_walks"), (i18n, "compile_catalogs")):
+        monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
+    for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(name, "x")
+        monkeypatch.delenv(name)                 # restored (absent) after the test
+    monkeypatch.setattr(sys, "argv", sys.argv[:])
+    assert serve.main(["--port", str(free_port()), *argv]) == 0
+    return captured["argv"]
+
+
+def option(argv, name):
+    return argv[argv.index(name) + 1]
+
+
+def test_one_process_per_core_by_default_sharing_sessions(monkeypatch, capsys):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    monkeypatch.setattr(sys, "platform", "linux")
+    argv = parsed(monkeypatch)
+    assert option(argv, "--num-procs") == "4"
+    # a GET renders a kept page; the visitor's session is built where its websocket lands
+    assert "--reuse-sessions" in argv and option(argv, "--setup").endswith("deploy/panel_setup.py")
+    assert os.environ["OMP_NUM_THREADS"] == "1"                 # the cores shared among the processes
+    assert "with 4 server processes (one per core: 4 cores; --one-process for one" in capsys.readouterr().err
+
+
+def test_one_process_on_request(monkeypatch, capsys):
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    for flags in (["--one-process"], ["--num-procs", "1"]):
+        argv = parsed(monkeypatch, *flags)
+        assert option(argv, "--num-procs") == "1"
+        assert "--reuse-sessions" not in argv and "--setup" not in argv
+        assert "with 1 server process (" in capsys.readouterr().err
+    argv = parsed(monkeypatch, "--num-procs", "3", "--", "--setup", "mine.py")
+    assert option(argv, "--num-procs") == "3" and argv.count("--setup") == 1 and option(argv, "--setup") == "mine.py"
+    with pytest.raises(SystemExit):
+        parsed(monkeypatch, "--num-procs", "-2")
+    monkeypatch.setattr(sys, "platform", "darwin")                 # forking there is not safe by default
+    assert option(parsed(monkeypatch), "--num-procs") == "1"
+    assert option(parsed(monkeypatch, "--num-procs", "0"), "--num-procs") == "1"
+
+
+def children(url):
+    """The server processes behind `url`: the children of the process listening on its port."""
+    port = int(url.rsplit(":", 1)[1])
+    for process in psutil.process_iter():
+        try:
+            if any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in process.net_connections("tcp")):
+                kids = process.children()
+                if kids:
+                    return kids
+        except psutil.Error:
+            continue
+    return []
+
+
+def only(running, stopped):
+    """Let `running` alone accept connections: `stopped` cannot take them from the shared socket."""
+    os.kill(stopped.pid, signal.SIGSTOP)
+    os.kill(running.pid, signal.SIGCONT)
+
+
+def test_a_page_from_one_process_opens_its_session_on_another(tmp_path):
+    log = tmp_path / "server.log"
+    command = ("python -m app --num-procs 2 --port {port} --address 127.0.0.1 "
+               "--allow-websocket-origin 127.0.0.1:{port} > " + str(log) + " 2>&1")
+    with running_server(shell_command=command, processes=()) as url:
+        deadline = time.monotonic() + 60
+        while len(processes := children(url)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert len(processes) == 2, "python -m app --num-procs 2 did not fork two servers"
+        first, second = processes
+        viewer = Viewer(url, PAGE)
+        try:
+            only(first, second)
+            token = asyncio.run(viewer.get_page())              # the page, from the first process
+            only(second, first)
+
+            async def connect_and_move():
+                await viewer.connect(token)                      # its websocket, on the second
+                await viewer.move_knob()
+                await viewer.close()
+            asyncio.run(connect_and_move())
+        finally:
+            for process in processes:
+                os.kill(process.pid, signal.SIGCONT)
+        assert viewer.opened is not None and len(viewer.knob_ms) == 1
+        assert not viewer.errors and not viewer.dropped
+        assert "with 2 server processes" in Path(log).read_text()
