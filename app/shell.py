@@ -9,6 +9,7 @@ import html
 
 import panel as pn
 
+from app.components.access import FRAME_CSS, VIEWPORT, PageFrame
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
@@ -89,8 +90,10 @@ def shell(session, slug, content: Page):
     # no busy indicator: Panel keeps one "busy" flag for the whole process and sets it on every open
     # page's spinner at each callback, so each knob move would send a message to every other visitor
     template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
-                                             collapsed_sidebar=session.present, busy_indicator=None)
-    template.config.raw_css.append(PRESENT_CSS if session.present else SHELL_CSS)
+                                             collapsed_sidebar=session.present, busy_indicator=None,
+                                             meta_viewport=VIEWPORT)
+    template.template = PageFrame.of(template.template, session.language)
+    template.config.raw_css.extend([PRESENT_CSS if session.present else SHELL_CSS, FRAME_CSS])
     template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],

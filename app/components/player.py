@@ -364,7 +364,7 @@ class Player(JSComponent):
             "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
             "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} tokens per second"),
             "step": _("Step {t} of {n}"), "locale": browser_locale()})
-        params.setdefault("height", 64)
+        params.setdefault("min_height", 52)         # its own height: the buttons wrap on a narrow column
         params.setdefault("sizing_mode", "stretch_width")
         super().__init__(**params)
 
