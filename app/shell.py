@@ -9,7 +9,7 @@ import html
 
 import panel as pn
 
-from app.components.access import FRAME_CSS, VIEWPORT, PageFrame
+from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
@@ -25,7 +25,7 @@ nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; co
         text-decoration: none; }
 nav a:hover { background: #e6eef6; }
 nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
-nav .soon { font-size: 13px; color: #7b8794; margin-left: 4px; }
+nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
 nav a[aria-current="page"] .soon { color: #d9e2ec; }
 """
 NOTICE_CSS = """
@@ -122,6 +122,7 @@ def shell(session, slug, content: Page):
     main = pn.Column(notices(session), content.main, sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
+    accessible_widgets([language, level, *content.controls, main])
     return template
 
 

@@ -25,13 +25,15 @@ LESSON_CSS = """
 .choices { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; }
 .choices button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px; border-radius: 8px;
                   border: 2px solid #1d4f7a; background: white; color: #1d4f7a; cursor: pointer; }
-.choices button:focus-visible { outline: 3px solid #f0b429; outline-offset: 2px; }
+.choices button:focus-visible, .head a:focus-visible { outline: 3px solid #102a43; outline-offset: 2px;
+                                                       box-shadow: 0 0 0 5px white; }
 .choices button[aria-pressed="true"] { background: #1d4f7a; color: white; }
 .press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
 .observe { margin: 6px 0 2px 0; padding: 6px 10px; border-radius: 6px; background: white; }
 .verdict { font-weight: 700; margin-right: 6px; }
 .right .verdict { color: #1a7f37; } .wrong .verdict { color: #b42318; }
 [hidden] { display: none !important; }
+.spoken { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 """
 
 
@@ -68,6 +70,9 @@ class LessonCard(JSComponent):
       const press = document.createElement("div"); press.className = "press"; press.innerHTML = model.press
       const observe = document.createElement("div"); observe.className = "observe"
       press.hidden = observe.hidden = true
+      // read aloud by screen readers when the verdict appears (a live region present from the start)
+      const spoken = document.createElement("div"); spoken.className = "spoken"
+      spoken.setAttribute("aria-live", "polite")
       let chosen = null
 
       const frame = () => {
@@ -82,6 +87,7 @@ class LessonCard(JSComponent):
         observe.hidden = false
         press.hidden = true
         card.dataset.revealed = right ? "right" : "wrong"
+        spoken.textContent = observe.textContent
       }
       model.choices.forEach((text, i) => {
         const b = document.createElement("button")
@@ -98,7 +104,7 @@ class LessonCard(JSComponent):
       const onFrame = (event) => reveal(event.detail.t)
       document.addEventListener("lineare:frame", onFrame)
       model.on("remove", () => document.removeEventListener("lineare:frame", onFrame))
-      card.append(head, prompt, choices, press, observe)
+      card.append(head, prompt, choices, press, observe, spoken)
       el.append(card)
     }
     """

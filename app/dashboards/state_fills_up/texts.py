@@ -21,7 +21,7 @@ STRIP_CSS = """
        text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
 .tok .answer { display: block; font-size: calc(13px * var(--lineare-scale, 1)); font-family: sans-serif; min-height: 17px; color: #52606d; }
 .tok.ask { border-style: dashed; }
-.tok.future { opacity: 0.35; }
+.tok.future { color: #616e7c; border-style: dashed; }      /* upcoming: dashed, still readable (5:1) */
 .tok.future .answer > span { visibility: hidden; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 .ok { color: #1a7f37; font-weight: 700; }
@@ -33,13 +33,14 @@ STRIP_CSS = """
 .strip.compact .tok { padding: 3px 4px 1px 4px; min-width: 30px; }
 .strip.compact .tok.ask { border-color: #1d4f7a; }
 .strip.compact .tok.value:not(.current) { background: #eef4fb; }
-.strip.compact .tok.filler { color: #9aa5b1; }
+.strip.compact .tok.filler { color: #616e7c; }
 """
 GAUGE_CSS = """
 .gauge { display: inline-flex; gap: 2px; vertical-align: middle; margin-left: 12px; }
 .gauge .col { display: inline-block; width: 10px; height: 16px; border: 1px solid #7b8794; border-radius: 2px; }
 .gauge .col.used { background: #1d4f7a; border-color: #1d4f7a; }
-.gauge .col.shared { background: #b42318; border-color: #b42318; }
+.gauge .col.shared { background: repeating-linear-gradient(45deg, #b42318 0 3px, #ffffff 3px 5px);
+                     border-color: #b42318; }     /* striped: shared columns are told apart without colour */
 """
 CAPTION_CSS = """
 :host { font-size: calc(18px * var(--lineare-scale, 1)); }
@@ -48,7 +49,7 @@ p { margin: 2px 0; }
 ANSWER_CSS = """
 :host { font-size: calc(18px * var(--lineare-scale, 1)); }
 .big { font-size: calc(26px * var(--lineare-scale, 1)); font-weight: 700; }
-.ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #7b8794; }
+.ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #616e7c; }
 """
 
 
@@ -124,7 +125,11 @@ def column_gauge(result, t):
         tip = html.escape(", ".join(names)) if names else html.escape(_("free"))
         boxes.append(f'<span class="col {state}" title="{tip}"></span>')
     free = mechanism.D_K - len(held)
-    words = html.escape(_("key columns free: {free} of {size}").format(free=free, size=mechanism.D_K))
+    words = _("key columns free: {free} of {size}").format(free=free, size=mechanism.D_K)
+    shared = sum(len(names) > 1 for names in held.values())
+    if shared:
+        words += ", " + _("shared (striped): {shared}").format(shared=shared)
+    words = html.escape(words)
     return f'<span class="gauge" role="img" aria-label="{words}">{"".join(boxes)}</span> <span>{words}</span>'
 
 

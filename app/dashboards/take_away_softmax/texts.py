@@ -13,7 +13,7 @@ STRIP_CSS = """
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 2px 9px; background: white; }
 .tok sub { color: #52606d; font-size: 0.7em; margin-left: 2px; }
-.tok.future { opacity: 0.4; }
+.tok.future { color: #616e7c; border-style: dashed; }      /* upcoming: dashed, still readable */
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 """
 CAPTION_CSS = """
