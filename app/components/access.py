@@ -62,11 +62,13 @@ _DRAWER_SCRIPT = """<script>
   if (narrow.matches) { close(); }
   // a picture wider than the column is shown smaller, whole (a square heat map stays square), never cut off
   // or scrolled sideways: Bokeh draws at its fixed size, CSS zoom scales what it drew
+  // a figure's view (not a colour bar's, which is drawn inside it)
+  function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   function fit() {
     var main = document.getElementById("main"), index = window.Bokeh && window.Bokeh.index;
     var room = main ? main.clientWidth - 34 : 0;
     if (!index || !index.query || room <= 0) { return; }
-    Array.from(index.query(function (v) { return v.renderer_views !== undefined && v.el; })).forEach(function (view) {
+    Array.from(index.query(isPlot)).forEach(function (view) {
       var width = view.model.width || 0, zoom = width > room ? String(Math.floor(room / width * 1000) / 1000) : "";
       if (view.el.style.zoom !== zoom) { view.el.style.zoom = zoom; }
     });
@@ -119,6 +121,7 @@ _DRAWER_SCRIPT = """<script>
 _NUMBERS_SCRIPT = """<script>
 (function () {
   var words = WORDS, list = function (x) { return Array.isArray(x) ? x : []; };
+  function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   var write = function (x) {
     return Number.isFinite(x) ? x.toLocaleString(words.locale, {maximumFractionDigits: 3}) : "—";
   };
@@ -223,7 +226,7 @@ _NUMBERS_SCRIPT = """<script>
   function mark() {
     var index = window.Bokeh && window.Bokeh.index;
     if (!index || !index.query) { return; }
-    for (var view of Array.from(index.query(function (v) { return v.renderer_views !== undefined && v.el; }))) {
+    for (var view of Array.from(index.query(isPlot))) {
       var el = view.el, shadow = el.shadowRoot;
       if (el.getClientRects().length === 0) { continue; }            // not shown (another mode's picture)
       el.setAttribute("role", "figure");         // a figure, not an img: its numbers button stays reachable
