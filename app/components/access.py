@@ -98,12 +98,32 @@ _DRAWER_SCRIPT = """<script>
         view.btn_up_el.tabIndex = view.btn_down_el.tabIndex = -1;     // the arrow keys do the same in the box
       }
       shadow.querySelectorAll(".noUi-handle").forEach(function (handle) {
+        var above = view.el.previousElementSibling;
+        // the value as the page writes it (0,90; a discrete slider's 1024, not its notch 7), not noUi's own
+        var speak = function () {
+          var value = shadow.querySelector(".bk-slider-value"), text = value ? value.textContent.trim() : "";
+          if (!text && above) {
+            var shown = shownText(above), at = shown.indexOf(":");
+            text = shown.slice(at + 1).trim();
+          }
+          if (text && handle.getAttribute("aria-valuetext") !== text) { handle.setAttribute("aria-valuetext", text); }
+        };
+        speak();
         if (handle.hasAttribute("aria-label")) { return; }
-        var above = view.el.previousElementSibling, label = title;
-        if (!label && above) { label = above.textContent.split(":")[0].trim(); }
+        var label = title;
+        if (!label && above) { label = shownText(above).split(":")[0].trim(); }
         if (label) { handle.setAttribute("aria-label", label); }
+        var target = shadow.querySelector(".noUi-target");
+        if (target && target.noUiSlider) {
+          target.noUiSlider.on("update.lineare", function () { setTimeout(speak, 0); });
+        }
       });
     });
+  }
+  function shownText(el) {                  // an element's words, its shadow root's included, not its styles
+    var root = el.shadowRoot || el;
+    return Array.from(root.childNodes).filter(function (n) { return n.nodeName !== "STYLE" && n.nodeName !== "LINK"; })
+      .map(function (n) { return n.textContent; }).join(" ");
   }
   function tidy() { fit(); name(); }
   window.addEventListener("resize", fit);
@@ -315,21 +335,9 @@ WIDGET_FOCUS_CSS = f"""
 
 
 def accessible_widgets(parts):
-    """Every widget among `parts` gets a visible focus ring; a discrete slider's handle tells the value it
-    shows (1024), not the index of its notch (7)."""
-    from bokeh.models import CustomJSTickFormatter
+    """Every widget among `parts` gets a visible focus ring (the names and values are set in the browser)."""
     import panel as pn
 
     for widget in pn.Column(*parts).select(pn.widgets.Widget):
         if WIDGET_FOCUS_CSS not in widget.stylesheets:
             widget.stylesheets = [*widget.stylesheets, WIDGET_FOCUS_CSS]
-        if isinstance(widget, pn.widgets.DiscreteSlider):
-            _speak_labels(widget, CustomJSTickFormatter)
-            widget.param.watch(lambda event: _speak_labels(event.obj, CustomJSTickFormatter), "options")
-
-
-def _speak_labels(slider, formatter):
-    inner = getattr(slider, "_slider", None)
-    if inner is not None:
-        inner.format = formatter(args={"labels": list(slider.labels)},
-                                 code="return labels[Math.round(tick)] ?? String(tick)")
