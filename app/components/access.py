@@ -77,8 +77,14 @@ _DRAWER_SCRIPT = """<script>
       return v.el && v.renderer_views === undefined && v.model.properties && "sizing_mode" in v.model.properties;
     })).forEach(function (view) {
       var wide = Math.max(view.model.width || 0, view.model.min_width || 0) > room, cap = wide ? "100%" : "";
+      var shadow = view.el.shadowRoot;
       if (view.el.style.maxWidth !== cap) { view.el.style.maxWidth = cap; view.el.style.minWidth = wide ? "0" : ""; }
-      var shadow = view.el.shadowRoot, table = shadow && shadow.querySelector("table");
+      if (shadow) {                             // a text pane's own box inside has the fixed width too
+        Array.from(shadow.children).filter(function (d) { return d.tagName === "DIV"; }).forEach(function (d) {
+          if (d.style.maxWidth !== cap) { d.style.maxWidth = cap; d.style.minWidth = wide ? "0" : ""; }
+        });
+      }
+      var table = shadow && shadow.querySelector("table");
       if (table && view.el.style.overflowX !== "auto" && table.offsetWidth > view.el.clientWidth + 1) {
         view.el.style.overflowX = "auto";           // a wide table scrolls in its own box, not the page
       }
