@@ -9,7 +9,7 @@ import math
 from app.i18n import N_, _, format_number
 
 STRIP_CSS = """
-:host { width: 100%; flex: 1 1 0; min-width: 0; }      /* beside the switch, it shrinks and wraps */
+:host { width: 100%; flex: 1 1 240px; min-width: 0; }   /* beside the switch, or under it on a phone */
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
 .tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 2px 9px; background: white; }
 .tok sub { color: #52606d; font-size: 0.7em; margin-left: 2px; }
