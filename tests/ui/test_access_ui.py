@@ -20,7 +20,7 @@ AXE_OPTIONS = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
 # Violations from inside Bokeh or Panel, which the app cannot fix: (rule, a part of the element's selector, why).
 # Keep it short: anything else serious or critical fails the test. Empty today: those axe found are fixed from
 # the app (app/components/access.py): Panel's sidebar <ul> of <div>s (list), Bokeh's unnamed spinner arrows
-# (button-name) and slider handles (aria-input-field-name), the template's lang="en" (valid-lang).
+# (button-name) and slider handles (aria-input-field-name).
 FROM_LIBRARIES = [
 ]
 
