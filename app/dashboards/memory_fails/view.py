@@ -189,7 +189,8 @@ class MemoryView(DashboardView):
                        pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text), sizing_mode="stretch_width"),
             heading(_("The trained models, query by query")),
             self.trained_text, self.trained_status,
-            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy), sizing_mode="stretch_width"),
+            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy),
+                       sizing_mode="stretch_width"),
             self.forensics, self.capacity_map,
             sizing_mode="stretch_width")
 
