@@ -42,8 +42,7 @@ dialog.lineare-numbers button {{ min-height: 44px; min-width: 88px; font-size: 1
               max-width: 88vw !important; background: #ffffff; box-shadow: 4px 0 16px rgba(16, 42, 67, 0.35); }}
   #main {{ padding: 8px 14px 16px 4px; }}      /* Panel panes are 100 % wide plus a 10 px margin */
   #header {{ flex-wrap: wrap; padding-top: 2px; padding-bottom: 2px; }}
-  #header .app-header {{ min-width: 0; flex: 1 1 0; }}
-  #header .title {{ font-size: 18px; white-space: normal; }}     /* the page's name wraps, never cut off */
+  #header .title {{ font-size: 18px; line-height: 1.3; white-space: normal; flex: 1 1 0; min-width: 0; }}
 }}
 @media (prefers-reduced-motion: reduce) {{
   *, *::before, *::after {{ transition: none !important; animation: none !important;
