@@ -3,6 +3,7 @@
 Writes assets/screenshots/<page>-<lang>[-<level>].png at 1366×768, a common classroom projector, with the
 sidebar open (the first screen: what a class sees before anyone scrolls).
 Starts its own server on a free port and closes it and the browser at the end.
+`--devices`: a phone (390×844) and a tablet (768×1024) instead, by touch, as <device>-<page>-<lang>.png.
 """
 import argparse
 
@@ -40,15 +41,39 @@ def pages():
     return shots
 
 
+# (device, viewport, file stem, path and query): what a student sees on their own phone or tablet
+DEVICES = [("phone", (390, 844), "lesson-state", "/state", "&lesson=state&card=3"),
+           ("tablet", (768, 1024), "softmax", "/softmax", "&attention=linear&t=5")]
+
+
+def device_shots(url, chromium):
+    for lang in ("it", "en"):
+        for device, (width, height), stem, path, query in DEVICES:
+            context = chromium.new_context(viewport={"width": width, "height": height}, locale=lang,
+                                           has_touch=True, is_mobile=True, device_scale_factor=2)
+            page = context.new_page()
+            page.goto(f"{url}{path}?lang={lang}{query}", timeout=120_000)
+            page.wait_for_selector("nav", state="attached", timeout=120_000)
+            page.wait_for_timeout(3500)                     # Bokeh draws; wide pictures are fitted each second
+            target = OUT / f"{device}-{stem}-{lang}.png"
+            page.screenshot(path=str(target))
+            print(target.relative_to(ROOT))
+            context.close()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m app.screenshots")
     parser.add_argument("--width", type=int, default=1366)
     parser.add_argument("--height", type=int, default=768)
     parser.add_argument("--full-page", action="store_true")
     parser.add_argument("--only", default="", help="only the pictures whose name starts so (e.g. lesson-)")
+    parser.add_argument("--devices", action="store_true", help="a phone and a tablet, by touch")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     with running_server() as url, browser() as chromium:
+        if args.devices:
+            device_shots(url, chromium)
+            return
         for lang in ("it", "en"):
             context = chromium.new_context(viewport={"width": args.width, "height": args.height}, locale=lang)
             page = context.new_page()

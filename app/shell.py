@@ -9,6 +9,7 @@ import html
 
 import panel as pn
 
+from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
@@ -24,7 +25,7 @@ nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; co
         text-decoration: none; }
 nav a:hover { background: #e6eef6; }
 nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
-nav .soon { font-size: 13px; color: #7b8794; margin-left: 4px; }
+nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
 nav a[aria-current="page"] .soon { color: #d9e2ec; }
 """
 NOTICE_CSS = """
@@ -88,8 +89,10 @@ def shell(session, slug, content: Page, card=None):
     # no busy indicator: Panel keeps one "busy" flag for the whole process and sets it on every open
     # page's spinner at each callback, so each knob move would send a message to every other visitor
     template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
-                                             collapsed_sidebar=session.present, busy_indicator=None)
-    template.config.raw_css.append(PRESENT_CSS if session.present else SHELL_CSS)
+                                             collapsed_sidebar=session.present, busy_indicator=None,
+                                             meta_viewport=VIEWPORT)
+    template.template = PageFrame.of(template.template, session.language)
+    template.config.raw_css.extend([PRESENT_CSS if session.present else SHELL_CSS, FRAME_CSS])
     template.header.append(presenter_buttons(session))
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
@@ -122,6 +125,7 @@ def shell(session, slug, content: Page, card=None):
                      sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
+    accessible_widgets([language, level, *content.controls, main])
     return template
 
 

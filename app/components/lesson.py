@@ -25,7 +25,8 @@ LESSON_CSS = """
 .choices { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; }
 .choices button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px; border-radius: 8px;
                   border: 2px solid #1d4f7a; background: white; color: #1d4f7a; cursor: pointer; }
-.choices button:focus-visible { outline: 3px solid #f0b429; outline-offset: 2px; }
+.choices button:focus-visible, .head a:focus-visible { outline: 3px solid #102a43; outline-offset: 2px;
+                                                       box-shadow: 0 0 0 5px white; }
 .choices button[aria-pressed="true"] { background: #1d4f7a; color: white; }
 .press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
 .observe { margin: 6px 0 2px 0; padding: 6px 10px; border-radius: 6px; background: white; }
@@ -36,6 +37,7 @@ LESSON_CSS = """
            padding: 2px 10px; text-decoration: none; white-space: nowrap; }
 .right .verdict { color: #1a7f37; } .wrong .verdict { color: #b42318; }
 [hidden] { display: none !important; }
+.spoken { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
 """
 
 
@@ -88,6 +90,9 @@ class LessonCard(JSComponent):
       stale.append(document.createTextNode(w.stale), back)
       press.hidden = observe.hidden = true
       stale.hidden = !model.stale
+      // read aloud by screen readers when the verdict appears (a live region present from the start)
+      const spoken = document.createElement("div"); spoken.className = "spoken"
+      spoken.setAttribute("aria-live", "polite")
       let chosen = null
 
       const frame = () => {
@@ -102,6 +107,7 @@ class LessonCard(JSComponent):
         observe.hidden = false
         press.hidden = true
         card.dataset.revealed = right ? "right" : "wrong"
+        spoken.textContent = observe.textContent
       }
       model.choices.forEach((text, i) => {
         const b = document.createElement("button")
@@ -137,7 +143,7 @@ class LessonCard(JSComponent):
         stale.hidden = !model.stale
         if (model.stale) { observe.hidden = true; press.hidden = true } else { reveal(frame()) }
       })
-      card.append(head, prompt, choices, press, stale, observe)
+      card.append(head, prompt, choices, press, stale, observe, spoken)
       el.append(card)
       if (model.look || model.present) { bringIntoView() }
 

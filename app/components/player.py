@@ -28,10 +28,11 @@ PLAYER_CSS = """
 button { font-size: 16px; min-width: 120px; height: 44px; border-radius: 6px; border: 1px solid #0b5cad;
          background: #0d6efd; color: white; cursor: pointer; padding: 0 12px; }
 button:hover { background: #0b5ed7; }
-button:focus-visible { outline: 3px solid #f0b429; outline-offset: 2px; }
-label { display: flex; flex-direction: column; font-size: 14px; color: #323f4b; margin-left: 8px; }
-input[type=range] { width: 220px; }
-.where { font-size: 15px; color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
+button:focus-visible, input:focus-visible { outline: 3px solid #102a43; outline-offset: 2px;
+                                            box-shadow: 0 0 0 5px white; }
+label { display: flex; flex-direction: column; font-size: 16px; color: #323f4b; margin-left: 8px; }
+input[type=range] { width: 220px; max-width: 100%; height: 44px; }
+.where { font-size: 16px; color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
 """
 
 
@@ -136,6 +137,7 @@ class Player(JSComponent):
       const speedText = document.createElement("span")
       speedLabel.append(speedText, slider)
       const where = document.createElement("span"); where.className = "where"
+      where.setAttribute("aria-live", "polite")          // the step is read aloud as it changes
       const bar = document.createElement("div"); bar.className = "player"
       bar.append(back, play, forward, speedLabel, where)
       el.append(bar)
@@ -278,6 +280,7 @@ class Player(JSComponent):
         label()
       }
 
+      // no animation starts by itself: a reader who asked for less motion gets none before pressing Play
       const toggle = () => playing ? stop() : start()
       const step = (delta) => { stop(); go(t + delta) }
       back.onclick = () => step(-1)
@@ -370,7 +373,7 @@ class Player(JSComponent):
             "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),
             "play_tip": _("Play or pause (Space)"), "speed": _("Speed: {speed} tokens per second"),
             "step": _("Step {t} of {n}"), "locale": browser_locale()})
-        params.setdefault("height", 64)
+        params.setdefault("min_height", 52)         # its own height: the buttons wrap on a narrow column
         params.setdefault("sizing_mode", "stretch_width")
         super().__init__(**params)
 
@@ -416,7 +419,12 @@ class FrameText(JSComponent):
           item.classList.toggle("future", i > t)
         }
       }
-      function draw() { box.innerHTML = model.html; mark(frame()) }
+      // a caption (frames only) is read aloud as it changes; a strip drawn once (html) is not
+      function draw() {
+        box.innerHTML = model.html
+        box.setAttribute("aria-live", model.html ? "off" : "polite")
+        mark(frame())
+      }
       const onFrame = (event) => mark(event.detail.t)
       document.addEventListener("lineare:frame", onFrame)
       model.on("html", draw)

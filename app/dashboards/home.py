@@ -15,7 +15,7 @@ CARD_CSS = """
 .card h2 { font-size: 21px; margin: 0 0 8px 0; }
 .card h2 a { color: #1d4f7a; text-decoration: none; }
 .card p { font-size: 16px; line-height: 1.45; margin: 0; color: #323f4b; }
-.card .soon { font-size: 13px; color: #7b8794; font-weight: normal; margin-left: 6px; }
+.card .soon { font-size: 13px; color: #616e7c; font-weight: normal; margin-left: 6px; }
 h1 { font-size: 32px; margin: 4px 0 6px 0; color: #102a43; }
 .lead { font-size: 19px; line-height: 1.5; max-width: 960px; color: #243b53; margin-bottom: 8px; }
 .start { font-size: 18px; color: #243b53; margin: 0 0 10px 0; }
@@ -23,7 +23,7 @@ h1 { font-size: 32px; margin: 4px 0 6px 0; color: #102a43; }
 h2.section { font-size: 22px; color: #102a43; margin: 6px 0 6px 0; }
 ol.lessons { font-size: 18px; margin: 0 0 12px 0; }
 ol.lessons a { color: #1d4f7a; font-weight: 700; }
-ol.lessons .count { color: #7b8794; font-size: 15px; margin-left: 6px; }
+ol.lessons .count { color: #616e7c; font-size: 15px; margin-left: 6px; }
 """
 # collapsed by default, so that the cards stay on the first screen
 GLOSSARY_CSS = """

@@ -181,15 +181,16 @@ class MemoryView(DashboardView):
             self.intro,
             self.point,
             pn.FlexBox(*(pn.Column(pn.pane.Bokeh(chart.figure), css_classes=["main-picture"], margin=(0, 4))
-                         for chart in (self.charts.errors, self.charts.accuracy))),
+                         for chart in (self.charts.errors, self.charts.accuracy)), sizing_mode="stretch_width"),
             self.curve_text,
             heading(_("One query taken apart")),
             self.detail,
             pn.FlexBox(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
-                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text)),
+                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text), sizing_mode="stretch_width"),
             heading(_("The trained models, query by query")),
             self.trained_text, self.trained_status,
-            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy)),
+            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy),
+                       sizing_mode="stretch_width"),
             self.forensics, self.capacity_map,
             sizing_mode="stretch_width")
 

@@ -22,7 +22,7 @@ STRIP_CSS = """
 .tok .answer { display: block; font-size: calc(16px * var(--lineare-scale, 1)); font-family: sans-serif;
                min-height: 20px; color: #52606d; }
 .tok.ask { border-style: dashed; }
-.tok.future { color: #52606d; border-color: #d9e2ec; background: #f5f7fa; }
+.tok.future { color: #52606d; border-color: #9fb3c8; border-style: dashed; background: #f5f7fa; }
 .tok.future .answer > span { visibility: hidden; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
 .ok { color: #1a7f37; font-weight: 700; }
@@ -40,7 +40,8 @@ GAUGE_CSS = """
 .gauge { display: inline-flex; gap: 2px; vertical-align: middle; margin-left: 12px; }
 .gauge .col { display: inline-block; width: 10px; height: 16px; border: 1px solid #7b8794; border-radius: 2px; }
 .gauge .col.used { background: #1d4f7a; border-color: #1d4f7a; }
-.gauge .col.shared { background: #b42318; border-color: #b42318; }
+.gauge .col.shared { background: repeating-linear-gradient(45deg, #b42318 0 3px, #ffffff 3px 5px);
+                     border-color: #b42318; }     /* striped: shared columns are told apart without colour */
 """
 CAPTION_CSS = """
 :host { font-size: calc(18px * var(--lineare-scale, 1)); }
@@ -49,7 +50,7 @@ p { margin: 2px 0; }
 ANSWER_CSS = """
 :host { font-size: calc(18px * var(--lineare-scale, 1)); }
 .big { font-size: calc(26px * var(--lineare-scale, 1)); font-weight: 700; }
-.ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #7b8794; }
+.ok { color: #1a7f37; } .bad { color: #b42318; } .muted { color: #616e7c; }
 """
 
 
@@ -125,7 +126,11 @@ def column_gauge(result, t):
         tip = html.escape(", ".join(names)) if names else html.escape(_("free"))
         boxes.append(f'<span class="col {state}" title="{tip}"></span>')
     free = mechanism.D_K - len(held)
-    words = html.escape(_("key columns free: {free} of {size}").format(free=free, size=mechanism.D_K))
+    words = _("key columns free: {free} of {size}").format(free=free, size=mechanism.D_K)
+    shared = sum(len(names) > 1 for names in held.values())
+    if shared:
+        words += ", " + _("shared (striped): {shared}").format(shared=shared)
+    words = html.escape(words)
     return f'<span class="gauge" role="img" aria-label="{words}">{"".join(boxes)}</span> <span>{words}</span>'
 
 

@@ -102,7 +102,8 @@ class SoftmaxView(DashboardView):
         cards = pn.FlexBox(card(self.table, self.table_help, width=300), card(self.memory, self.memory_help, width=290),
                            card(self.cost, counts, width=340), after, sizing_mode="stretch_width")
         return pn.Column(title(_("Take away the softmax")), point_box(self.point),
-                         pn.Row(self.switch, self.strip, sizing_mode="stretch_width"), self.player, self.caption,
+                         pn.Row(self.switch, self.strip, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
+                         self.player, self.caption,
                          cards, sizing_mode="stretch_width")
 
     # -- drawing

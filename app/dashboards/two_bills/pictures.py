@@ -32,7 +32,7 @@ table { border-collapse: collapse; font-size: 15px; margin-top: 6px; }
 th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7eb; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.current { background: #fff3c4; }
-.source { color: #7b8794; font-size: 13px; }
+.source { color: #616e7c; font-size: 13px; }
 """
 
 
