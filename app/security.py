@@ -8,16 +8,28 @@
 - Errors of connections that went away (a closed tab: Tornado's WebSocketClosedError,
   StreamClosedError, a reset socket) are logged as one line, without their traceback.
 
-`install()` patches Bokeh's handlers and the logging record factory; plain `panel serve` runs without.
+- The app, not a link, decides where scripts and styles come from: of the `bokeh-*` query arguments
+  only `bokeh-token` and `bokeh-session-id` (both checked) reach Bokeh and Panel. Bokeh builds every
+  script and style address from `?bokeh-absolute-url=` (and `bokeh-app-path`): a shared link with it
+  would load another host's JavaScript into every classmate's page. Embedding a page with Bokeh's
+  autoload.js is therefore refused (400): the demo is not meant to be embedded.
+- Every answer carries the hosted mode's security headers (deploy/security-headers.conf: the
+  Content-Security-Policy and the others), on `python -m app` too.
+
+`install()` patches Bokeh's handlers, Tornado's default headers and the logging record factory; plain
+`panel serve` runs without.
 """
 import logging
 import os
+import re
 import secrets
 import tempfile
 from pathlib import Path
 
 log = logging.getLogger("lineare")
 KEY_BYTES = 48                                   # Bokeh asks for at least 32 characters
+HEADERS_FILE = Path(__file__).resolve().parents[1] / "deploy" / "security-headers.conf"
+CLIENT_ARGUMENTS = ("bokeh-token", "bokeh-session-id")      # the only bokeh-* arguments a request keeps
 CLOSED = ("WebSocketClosedError", "StreamClosedError", "ConnectionResetError", "BrokenPipeError")
 
 
@@ -70,8 +82,26 @@ def malformed(token):
         return True
 
 
+def security_headers(path=HEADERS_FILE):
+    """{name: value} of the `add_header NAME "VALUE" always;` lines of nginx's security-headers.conf."""
+    headers = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r'\s*add_header\s+([\w-]+)\s+("([^"]*)"|(\S+))\s+always;\s*', line)
+        if match:
+            headers[match.group(1)] = match.group(3) if match.group(3) is not None else match.group(4)
+    return headers
+
+
+def drop_client_bokeh_arguments(request):
+    """Remove the `bokeh-*` query arguments other than CLIENT_ARGUMENTS from a Tornado request."""
+    for arguments in (request.arguments, request.query_arguments):
+        for name in [n for n in arguments if n.startswith("bokeh-") and n not in CLIENT_ARGUMENTS]:
+            del arguments[name]
+
+
 def install():
-    """Patch Bokeh's page and websocket handlers (Panel's inherit them) and the log records."""
+    """Patch Bokeh's page and websocket handlers (Panel's inherit them), Tornado's default headers and
+    the log records."""
     from bokeh.protocol.exceptions import ProtocolError
     from bokeh.server.views.session_handler import SessionHandler
     from bokeh.server.views.ws import WSHandler
@@ -99,9 +129,30 @@ def install():
             log.warning("websocket %s refused: %s", self.request.path, error)
             return None
 
+    prepare = SessionHandler.prepare
+
+    async def prepare_without_client_urls(self):
+        drop_client_bokeh_arguments(self.request)       # before Panel copies the arguments into the token
+        return await prepare(self)
+
     checked_get_session.lineare = True
     SessionHandler.get_session, WSHandler.open = checked_get_session, checked_open
+    SessionHandler.prepare = prepare_without_client_urls
+    _security_headers_on_every_answer()
     _one_line_for_closed_connections()
+
+
+def _security_headers_on_every_answer():
+    from tornado.web import RequestHandler
+
+    headers, default = security_headers(), RequestHandler.set_default_headers
+
+    def set_default_headers(self):
+        default(self)
+        for name, value in headers.items():
+            self.set_header(name, value)
+
+    RequestHandler.set_default_headers = set_default_headers
 
 
 def _one_line_for_closed_connections():

@@ -19,7 +19,9 @@ Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessio
 Session ids are signed (app/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
 different processes. A bokeh.client load test needs the key too: BOKEH_SECRET_KEY=… and
-BOKEH_SIGN_SESSIONS=true in its environment.
+BOKEH_SIGN_SESSIONS=true in its environment. What a visitor's websocket may change is an allow-list
+(app/websocket.py): widget values within the widget's bounds, our components' own state and Bokeh's
+events; anything else is refused in one log line.
 """
 import argparse
 import errno
@@ -32,6 +34,7 @@ PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
+MAX_WEBSOCKET_MESSAGE = 256 * 1024    # a browser sends messages well under 1 KB (app/websocket.py); Tornado: 10 MB
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
@@ -43,7 +46,8 @@ def panel_serve_args(args, extra=()):
             "--num-procs", str(args.num_procs), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
             "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed",
-            "--static-dirs", f"notebooks={NOTEBOOKS}"]      # the state page links the NumPy notebook
+            "--static-dirs", f"notebooks={NOTEBOOKS}",      # the state page links the NumPy notebook
+            "--websocket-max-message-size", str(MAX_WEBSOCKET_MESSAGE)]
     if args.warm:
         argv.append("--warm")
     for origin in origins:
@@ -102,7 +106,7 @@ def main(argv=None):
         # (app/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app import memory, security
+    from app import memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -117,6 +121,7 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
+    websocket.install()
     memory.install()
     from app import building
     building.freeze_model_walks()

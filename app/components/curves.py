@@ -90,13 +90,14 @@ class CurvesPicture:
             show_all(self.filters[name], len(x))
         elif self.sources[name].tags:
             self.sources[name].tags = []
-        self.sources[name].data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+        # copies: the arrays may be a process-wide cache's, and a data source's columns belong to one session
+        self.sources[name].data = {"x": np.array(x, dtype=float), "y": np.array(y, dtype=float)}
 
     def show_frames(self, name, x, y, t, upto=True):
         """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone.
         Dots hide the others with a frame filter; a line keeps all its points in `y_all` and the Player
         cuts it after frame t (NaN: a gap), as Bokeh filters no line."""
-        x, y, t = np.asarray(x, dtype=float), np.asarray(y, dtype=float), min(t, len(x) - 1)
+        x, y, t = np.array(x, dtype=float), np.array(y, dtype=float), min(t, len(x) - 1)        # copies, as above
         if name in self.filters:
             set_frame(self.filters[name], 1, t, upto=upto)
             self.sources[name].data = {"x": x, "y": y}

@@ -14,6 +14,7 @@ import param
 import torch
 
 from app.checkpoints import load_model, one_thread, step_through
+from app.shared import shared_cache
 from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
 from app.work import Shared, Worker, current_document, on_next_tick
@@ -82,7 +83,7 @@ def dense_values(count, dim, seed):
     return values / values.norm(dim=1, keepdim=True)                       # [W, d_v], unit rows
 
 
-@functools.lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def recall(rule, d_k, keys, pairs, rewrites, seed):
     """One run of the experiment (deterministic, so kept for the process)."""
     data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed)
@@ -96,7 +97,7 @@ def recall(rule, d_k, keys, pairs, rewrites, seed):
                   queries=data.queries.numpy())
 
 
-@functools.lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def curve(rule, d_k, keys, rewrites, seed):
     """The capacity curve as arrays: pairs, error (plain read-out), best (least-squares read-out),
     bound (closed form), accuracy (dense values, nearest stored value), each averaged over TRIALS."""
@@ -105,7 +106,7 @@ def curve(rule, d_k, keys, rewrites, seed):
         sums = np.zeros(3)
         for trial in range(TRIALS):
             run = recall(rule, d_k, keys, N, rewrites, seed + trial)
-            error, best, _plain_accuracy = measure(*(torch.from_numpy(x) for x in (run.weights, run.targets,
+            error, best, _plain_accuracy = measure(*(torch.tensor(x) for x in (run.weights, run.targets,
                                                                                     run.queries)))
             sums += (error, best, run.right.mean())
         rows.append((N, *(sums / TRIALS), bound(N, d_k)))
@@ -148,7 +149,7 @@ def map_row(rule, d_k, keys, rewrites, seed, alpha, beta):
     return pairs, np.array([dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta) for N in pairs])
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     """Accuracy over d_k × N: {"d_k": [..], "pairs": [array per d_k], "accuracy": [array per d_k]}.
 
@@ -157,7 +158,7 @@ def accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     return _accuracy_map(rule, keys, rewrites, seed, alpha, beta)
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def _accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     with one_thread():                                  # the other core keeps serving pages
         rows = [map_row(rule, d_k, keys, rewrites, seed, alpha, beta) for d_k in D_KS]
@@ -216,7 +217,7 @@ def _model(variant):
     return load_model(variant)[0]                    # cached per process, checksums verified
 
 
-@functools.lru_cache(maxsize=32)
+@shared_cache(maxsize=32)
 def trained_example(task, example):
     inputs, targets = example_inputs(task, 1, EXAMPLE_SEED + example)               # [1, L]
     scored = targets[0] != tasks.IGNORE
