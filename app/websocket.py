@@ -6,6 +6,7 @@ document). A browser of ours only ever sends:
 - a widget's value (`value`, `value_throttled`, `value_input`, `active`, `clicks`), which Panel then
   checks against the widget's bounds;
 - what our own browser components write (`BROWSER_WRITES` of a JSComponent: the player's frame …);
+- the label Panel's DiscreteSlider writes above its slider (a Div's text);
 - the browser's own state: the page's URL (Location), the browser's settings (BrowserInfo), a plot's
   measured size, ranges and selection (pan, zoom, hover), a card folded or a tab chosen;
 - Bokeh's events (a button's click, the document being ready, a tap …).
@@ -99,6 +100,8 @@ def _choices(options):
 def within_bounds(model, attr, new):
     """A widget's value checked against the widget's own model before Panel sees it, so that a value
     out of bounds is refused here, in one line, rather than failing later in a callback."""
+    if isinstance(new, str) and len(new) > MAX_TEXT:
+        return False
     if attr not in WIDGET_VALUES:
         return True
     properties = model.properties()
@@ -124,8 +127,22 @@ def within_bounds(model, attr, new):
     return True
 
 
-def allowed_change(model, attr):
+def _slider_label(model, document):
+    """True for the Div above a Panel DiscreteSlider's slider: Panel's own link writes the chosen label
+    into it in the browser, and the Div is synced back."""
+    if type(model).__name__ != "Div":
+        return False
+    for parent in document.models:
+        children = getattr(parent, "children", None)
+        if isinstance(children, list) and model in children:
+            return any(type(child).__name__ == "Slider" for child in children)
+    return False
+
+
+def allowed_change(model, attr, document):
     """True when a browser may set `attr` of `model` (a Bokeh model of the session's document)."""
+    if attr == "text" and _slider_label(model, document):
+        return True
     names = _names(model)
     if attr in WIDGET_VALUES and names & set(WIDGET_BASES):
         return True
@@ -151,7 +168,7 @@ def check_event(event, document):
     model = document.get_model_by_id(reference.get("id")) if isinstance(reference, dict) else None
     if model is None or not isinstance(attr, str):
         raise Refused("a change of an unknown model")
-    if not allowed_change(model, attr):
+    if not allowed_change(model, attr, document):
         raise Refused(f"{type(model).__name__}.{short(attr, 40)}")
     new = event.get("new")
     if not _plain(new) or not within_bounds(model, attr, new):

@@ -47,7 +47,37 @@ PAGES = ROOT / "app" / "pages"
 WS_SLACK = 10                # the websockets' cap is this much above the pages' (see nginx.conf)
 START_TIMEOUT_S = 180        # --warm builds every page before a server listens
 RESTARTS = 3                 # a server that dies this many times in a row soon after starting: give up
-MAX_WEBSOCKET_MESSAGE = 1 << 20    # what a browser sends is a few hundred bytes; Tornado's default is 20 MB
+
+
+LOG_LIMIT = 50 << 20         # bytes a log may reach before it is rotated (one older copy is kept: <name>.1)
+ROTATE_EVERY_S = 10
+
+
+NGINX_LOGS = ("access.log", "nginx-error.log")      # the files nginx opens itself (nginx.conf, -e)
+
+
+def rotate_logs(run_dir, nginx_pid=None, limit=LOG_LIMIT):
+    """Keep every log of `run_dir` under about `limit` bytes, with one older copy (<name>.1). nginx's own
+    files are renamed and nginx told to reopen them (SIGUSR1); the others (the servers' output, which
+    they append to) are copied and emptied: lines written in between are lost. Returns the names rotated."""
+    rotated = []
+    for log in sorted(Path(run_dir).glob("*.log")):
+        backup = log.with_name(log.name + ".1")
+        try:
+            if log.stat().st_size <= limit:
+                continue
+            if log.name in NGINX_LOGS:
+                log.replace(backup)
+            else:
+                shutil.copyfile(log, backup)
+                os.truncate(log, 0)
+        except OSError:
+            continue
+        rotated.append(log.name)
+    if nginx_pid and set(rotated) & set(NGINX_LOGS):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(nginx_pid, signal.SIGUSR1)
+    return rotated
 
 
 class HostError(RuntimeError):
@@ -81,13 +111,15 @@ def origins(args):
 
 def server_command(args, port):
     command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1"]
-    for origin in [*origins(args), f"127.0.0.1:{port}", f"localhost:{port}"]:      # the latter for /admin
+    # the server's own address only for /admin: nginx forwards the visitor's Origin as it is, so a page
+    # of this machine's localhost:PORT would pass nginx too
+    own = [f"127.0.0.1:{port}", f"localhost:{port}"] if args.admin else []
+    for origin in [*origins(args), *own]:
         command += ["--allow-websocket-origin", origin]
     if not args.no_warm:
         command.append("--warm")
     command += ["--", "--reuse-sessions", "--liveness", "--use-xheaders",
-                "--setup", str(DEPLOY / "panel_setup.py"),
-                "--websocket-max-message-size", str(MAX_WEBSOCKET_MESSAGE)]
+                "--setup", str(DEPLOY / "panel_setup.py")]     # python -m app caps websocket messages
     if args.threads:
         command += ["--num-threads", str(args.threads)]
     if args.admin:
@@ -161,7 +193,8 @@ class Host:
         if args.status_port is None:
             args.status_port = free_port() if first == 0 else first + args.workers
         for port in [args.port, *ports, args.status_port]:
-            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)   # before starting anything
+            # before starting anything
+            problem = port_problem(args.address if port == args.port else "127.0.0.1", port)
             if problem:
                 raise HostError(problem)
         conf = self.run_dir / "nginx.conf"
@@ -271,8 +304,12 @@ class Host:
         """Until `stopping()`: start again a server that died; raise HostError if nginx dies, or if a
         server keeps dying right after its start."""
         failures = {port: 0 for port in self.servers}
+        rotated = time.monotonic()
         while not stopping():
             time.sleep(1)
+            if time.monotonic() - rotated > ROTATE_EVERY_S:
+                rotate_logs(self.run_dir, self.nginx.pid)
+                rotated = time.monotonic()
             if self.nginx.poll() is not None:
                 raise HostError(f"nginx exited ({self.nginx.returncode}): see {self.run_dir}/nginx-error.log")
             for port, process in list(self.servers.items()):
@@ -304,8 +341,9 @@ def parse(argv):
                         help="server processes (default: one per core)")
     parser.add_argument("--max-sessions", type=int, default=60,
                         help="live sessions (open pages) over all servers; past it: 'the demo is full'")
-    parser.add_argument("--per-address", type=int, default=60,
-                        help="live sessions from one IP address (a classroom behind one school address)")
+    parser.add_argument("--per-address", type=int, default=None,
+                        help="live sessions from one IP address (a classroom behind one school address; "
+                             "default: half of --max-sessions, so that one address cannot fill the demo)")
     parser.add_argument("--rate", type=int, default=30,
                         help="pages and new sessions per minute from one IP address, each (after the burst)")
     parser.add_argument("--burst", type=int, default=60, help="pages or sessions one IP address may open at once")
@@ -326,6 +364,8 @@ def parse(argv):
                         help="nginx's files and every log (default: .host/ in the repository)")
     args = parser.parse_args(argv)
     args.panel_args = extra
+    if args.per_address is None:
+        args.per_address = max(1, args.max_sessions // 2)
     if not (1 <= args.workers and 1 <= args.max_sessions < 60_000 and 1 <= args.per_address < 65_536):
         parser.error("--workers, --max-sessions and --per-address must be at least 1 (nginx counts below 65,536)")
     return args
@@ -349,7 +389,7 @@ def main(argv=None):
             print(f"Lineare is hosted on {host.url} ({args.workers} servers on ports "
                   f"{', '.join(map(str, host.servers))}; at most {args.max_sessions} live sessions).\n"
                   f"  liveness: {host.url}/liveness   nginx status: http://127.0.0.1:{args.status_port}/nginx-status\n"
-                  + (f"  admin (this machine only): "
+                  + ("  admin (this machine only): "
                      + ", ".join(f"http://127.0.0.1:{p}/admin" for p in host.servers) + "\n" if args.admin else "")
                   + f"  logs: {host.run_dir}/   Ctrl-C stops it.", file=sys.stderr, flush=True)
             running.append(True)

@@ -10,12 +10,14 @@ import json
 import re
 import urllib.request
 
-import panel.models  # noqa: F401  (Panel's model types, to read a pulled Document)
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 from bokeh.protocol.receiver import Receiver
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
+
+import app.components.lesson  # noqa: F401  (our components' model types, to read a pulled Document;
+import app.components.player  # noqa: F401   Panel's come with them)
 
 PROTOCOL = Protocol()
 
@@ -33,8 +35,9 @@ class Wire:
         self.receiver = Receiver(PROTOCOL)
 
     @classmethod
-    def open(cls, server_url, path, query=""):
-        return _Opened(cls, server_url, path, query)
+    def open(cls, server_url, path, query="", token=None):
+        """A connection to a new session of the page (a GET first), or to the session of `token`."""
+        return _Opened(cls, server_url, path, query, token)
 
     async def read(self, timeout=60):
         """The next whole message from the server, or None once the connection is closed."""
@@ -84,11 +87,11 @@ class Wire:
 
 
 class _Opened:
-    def __init__(self, wire, server_url, path, query):
-        self.wire, self.url, self.path, self.query = wire, server_url, path, query
+    def __init__(self, wire, server_url, path, query, token):
+        self.wire, self.url, self.path, self.query, self.token = wire, server_url, path, query, token
 
     async def __aenter__(self):
-        token = await asyncio.to_thread(page_token, f"{self.url}{self.path}{self.query}")
+        token = self.token or await asyncio.to_thread(page_token, f"{self.url}{self.path}{self.query}")
         host = self.url.split("//")[1]
         request = HTTPRequest(f"ws://{host}{self.path.rstrip('/')}/ws", headers={"Origin": f"http://{host}"})
         connection = await websocket_connect(request, subprotocols=["bokeh", token])
