@@ -13,6 +13,10 @@
   script and style address from `?bokeh-absolute-url=` (and `bokeh-app-path`): a shared link with it
   would load another host's JavaScript into every classmate's page. Embedding a page with Bokeh's
   autoload.js is therefore refused (400): the demo is not meant to be embedded.
+- With --reuse-sessions (the hosted mode), the session Panel keeps to render a page for later GETs is
+  never handed to a visitor: Panel gives the visitor who made it its own token, so that visitor's
+  messages would change the page every later visitor gets. The kept session is made first, and the
+  visitor gets a new session like everyone after.
 - Every answer carries the hosted mode's security headers (deploy/security-headers.conf: the
   Content-Security-Policy and the others), on `python -m app` too.
 
@@ -139,7 +143,36 @@ def install():
     SessionHandler.get_session, WSHandler.open = checked_get_session, checked_open
     SessionHandler.prepare = prepare_without_client_urls
     _security_headers_on_every_answer()
+    _kept_sessions_kept()
     _one_line_for_closed_connections()
+
+
+def _kept_sessions_kept():
+    """Panel's DocHandler.get makes the kept session on a page's first GET and hands that GET its token;
+    later GETs get a new session id. Made here before Panel's get, the first GET is a later one too."""
+    from panel.config import config
+    from panel.io.server import DocHandler
+    from panel.io.state import state
+
+    get = DocHandler.get
+
+    async def get_without_the_kept_session(self, *args, **kwargs):
+        path = self.request.path
+        key_func = state._session_key_funcs.get(path) or config.session_key_func
+        if config.reuse_sessions and (key_func is None or key_func(self.request) not in state._sessions):
+            # a session id of the server's own, never one of the visitor's token (that visitor would hold it)
+            given = {name: self.request.arguments.pop(name) for name in CLIENT_ARGUMENTS
+                     if name in self.request.arguments}
+            header = self.request.headers.pop("Bokeh-Session-Id", None)
+            try:
+                await self.get_session()             # Panel keeps it (and its key function) for the page
+            finally:
+                self.request.arguments.update(given)
+                if header is not None:
+                    self.request.headers["Bokeh-Session-Id"] = header
+        return await get(self, *args, **kwargs)
+
+    DocHandler.get = get_without_the_kept_session
 
 
 def _security_headers_on_every_answer():

@@ -187,10 +187,10 @@ def test_refusals_close_the_connection_after_three(server):
     async def scenario():
         async with Wire.open(server.url, "/state") as wire:
             replies = [await wire.patch([{"kind": "TitleChanged", "title": str(i)}]) for i in range(3)]
-            return replies, await wire.read()
+            return replies, wire.connection.close_code
 
-    replies, after = server.run(scenario())
-    assert replies[:2] == [("ERROR", "refused")] * 2 and replies[2] == (None, None) and after is None
+    replies, code = server.run(scenario())
+    assert replies == [("ERROR", "refused")] * 2 + [(None, None)] and code == 1008
 
 
 def test_a_widget_value_within_bounds_is_applied(server):
@@ -230,3 +230,40 @@ def test_cached_arrays_shared_by_every_session_are_read_only():
         assert isinstance(array, np.ndarray) and not array.flags.writeable
         with pytest.raises(ValueError):
             array[0] = 0.5
+
+
+# ---------------------------------------------------------------------------------------------- 2: kept sessions
+
+
+def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
+    """--reuse-sessions on a server nobody primed: Panel handed the first visitor of a page the kept
+    session's own token, so that visitor's messages changed the session every later GET renders. In
+    process, with a one-line page: the session ids of the visitors' tokens are never a kept session's."""
+    import panel as pn
+    from bokeh.util.token import get_session_id
+    from panel.io.state import state
+
+    from app.devtools import free_port
+
+    security.install()
+    monkeypatch.setattr(pn.config, "reuse_sessions", True)
+    monkeypatch.setattr(state, "_sessions", {})
+    monkeypatch.setattr(state, "_session_key_funcs", {})
+    port = free_port()
+    server = pn.serve({"page": lambda: pn.pane.Markdown("one line")}, port=port, address="127.0.0.1",
+                      threaded=True, show=False, websocket_origin=[f"127.0.0.1:{port}"])
+    try:
+        deadline = time.monotonic() + 30
+        tokens = []
+        while len(tokens) < 3:
+            try:
+                tokens.append(page_token(f"http://127.0.0.1:{port}/page"))
+            except (OSError, AttributeError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        kept = {session.id for session in state._sessions.values()}
+        visitors = {get_session_id(token) for token in tokens}
+        assert len(kept) == 1 and len(visitors) == 3 and not kept & visitors
+    finally:
+        server.stop()
