@@ -306,3 +306,25 @@ def test_architectures_exports_its_two_pictures_and_their_numbers():
     wide = eigen[(eigen.model == "deltanet") & (eigen.beta == model.WIDE_BETA)].eigenvalue.to_numpy()
     np.testing.assert_allclose(wide, model.eigenvalues("deltanet", model.WIDE_BETA))
     assert wide.min() == pytest.approx(-1.0)                  # β = 2 flips the key's direction
+
+
+def test_a_csv_keeps_typed_text_on_its_line_and_out_of_formulas():
+    """A visitor's typed text (a page setting, a token) with a newline broke the header; a cell starting
+    with = + - @ ran as a formula in a spreadsheet. Numbers keep their minus sign."""
+    from types import SimpleNamespace
+
+    from app.export.files import csv_bytes
+
+    page = SimpleNamespace(title=lambda: "State", slug="state", language="en",
+                           settings=lambda: {"text": "a\nb\r\n=HYPERLINK(\"http://evil.example\")"})
+    table = SimpleNamespace(title="Steps", notes=["one\nnote"], columns=["token", "=value"],
+                            rows=[["=HYPERLINK(\"http://evil.example\",\"x\")", -0.5], ["+1", 3], ["@sum\t", -2],
+                                  ["-", np.float64(-1.25)], ["plain", None]])
+    text = csv_bytes(page, table).decode("utf-8")
+    lines = text.splitlines()
+    assert len(lines) == 3 + 1 + 5 and all(line.startswith("# ") for line in lines[:3])
+    assert "=HYPERLINK" in lines[1] and lines[2] == "# one note"
+    read = pd.read_csv(io.StringIO(text), comment="#", keep_default_na=False)
+    assert list(read.columns) == ["token", "'=value"]
+    assert read.token.tolist() == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1", "'@sum ", "'-", "plain"]
+    assert read["'=value"].tolist() == ["-0.5", "3", "-2", "-1.25", ""]
