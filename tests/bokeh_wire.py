@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import urllib.request
+from collections import Counter
 
 from bokeh.document import Document
 from bokeh.protocol import Protocol
@@ -55,6 +56,11 @@ class Wire:
     async def send_raw(self, *fragments):
         for fragment in fragments:
             await self.connection.write_message(fragment, binary=isinstance(fragment, bytes))
+
+    @classmethod
+    async def connect(cls, server_url, path, token):
+        """An open connection to the session of `token` (close it with `.connection.close()`)."""
+        return await _Opened(cls, server_url, path, "", token).__aenter__()
 
     async def reply(self, timeout=60):
         """The next OK or ERROR (skipping the PATCH-DOCs the server sends of its own), or None if closed."""
@@ -105,15 +111,29 @@ class _Opened:
 
 
 def fingerprint(document):
-    """What a visitor sees of a document's data: every data source's columns, as sorted JSON texts."""
+    """What a visitor sees of a document's data: the title, the number of roots, and every data source's
+    columns as (name, JSON text) pairs."""
     from bokeh.models import ColumnDataSource
 
-    texts = []
+    columns = []
     for model in document.models:
         if isinstance(model, ColumnDataSource):
-            columns = {name: _plain(values) for name, values in model.data.items()}
-            texts.append(json.dumps(columns, sort_keys=True, default=str))
-    return sorted(texts), document.title, len(document.roots)
+            for name in sorted(model.data):
+                columns.append((name, json.dumps(_plain(model.data[name]), default=str)))
+    return {"title": document.title, "roots": len(document.roots), "columns": Counter(columns)}
+
+
+def stable(before, again):
+    """The columns two fresh sessions both show (not a page's measured times, nor a count being made)."""
+    return before["columns"] & again["columns"]
+
+
+def changed(before, again, after):
+    """What `after` shows differently from `before`, among what two fresh sessions `before` and `again`
+    both showed: a title, a number of roots, the names of the columns it lacks."""
+    if (before["title"], before["roots"]) != (after["title"], after["roots"]):
+        return [("title and roots", after["title"], after["roots"])]
+    return sorted(name for name, _text in stable(before, again) - after["columns"])
 
 
 def _plain(values):

@@ -13,7 +13,7 @@ import urllib.request
 import numpy as np
 import pytest
 from bokeh.models import ColumnDataSource, Slider
-from bokeh_wire import Wire, fingerprint, page_token
+from bokeh_wire import Wire, changed, fingerprint, page_token, stable
 
 from app import security
 from app.devtools import running_server
@@ -93,18 +93,11 @@ def test_the_classroom_server_sends_the_hosted_mode_security_headers(server):
 # ---------------------------------------------------------------------------------------------- 1: patches
 
 
-async def settled(url, path, tries=6):
-    """What a fresh session of `path` shows, once two in a row show the same: a page's first visits may
-    still find a count being made for every session (the held-out accuracy)."""
-    seen = None
-    for _ in range(tries):
-        async with Wire.open(url, path) as wire:
-            shown = fingerprint(await wire.pull())
-        if shown == seen:
-            return shown
-        seen = shown
-        await asyncio.sleep(1)
-    raise AssertionError(f"{path}: fresh sessions differ from each other")
+async def fresh(url, path):
+    """A new session of `path`: (its token, its Document as pulled)."""
+    token = await asyncio.to_thread(page_token, url + path)
+    async with Wire.open(url, path, token=token) as wire:
+        return token, await wire.pull()
 
 
 def _first(document, kind, test=lambda model: True):
@@ -144,8 +137,9 @@ def test_a_client_cannot_change_what_a_later_visitor_sees(server):
     One attacking session, a new connection to it per attack (three refusals close one); then a fresh
     visitor's page is compared with the page before the attacks."""
     async def scenario():
-        seen = await settled(server.url, "/memory-fails")
-        token = await asyncio.to_thread(page_token, server.url + "/memory-fails")
+        seen = fingerprint((await fresh(server.url, "/memory-fails"))[1])
+        token, document = await fresh(server.url, "/memory-fails")
+        again = fingerprint(document)
         answers = {}
         for attack, event in ATTACKS.items():
             mark = server.mark()
@@ -157,14 +151,15 @@ def test_a_client_cannot_change_what_a_later_visitor_sees(server):
                 own = fingerprint(await attacker.pull())
             answers[attack] = reply, own == before, server.lines_since(mark)
         async with Wire.open(server.url, "/memory-fails") as later:
-            return seen, fingerprint(await later.pull()), answers
+            return seen, again, fingerprint(await later.pull()), answers
 
-    seen, later, answers = server.run(scenario())
+    seen, again, later, answers = server.run(scenario())
+    assert sum(stable(seen, again).values()) > 40                              # what is compared
     for attack, (reply, unchanged, lines) in answers.items():
         assert reply == ("ERROR", "refused"), attack                             # short, no traceback
         assert unchanged, f"{attack} changed the attacker's own page"
         assert len(lines) == 1 and "refused" in lines[0] and len(lines[0]) < 300, (attack, lines)
-    assert later == seen
+    assert changed(seen, again, later) == []
 
 
 def test_push_doc_and_unknown_messages_are_refused(server):
@@ -267,3 +262,109 @@ def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
         assert len(kept) == 1 and len(visitors) == 3 and not kept & visitors
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------------------------- fuzz
+
+PAGES = ["/", "/state", "/memory-fails", "/architectures", "/two-bills", "/transition", "/softmax",
+         "/parallel-recurrent"]
+FUZZ_MESSAGES = 40                  # per page: 320 in all
+LOG_BYTES_PER_MESSAGE = 300
+
+
+def random_value(rng, ids):
+    choices = [None, True, 0, -1, 0.5, 1e308, 1e9, "x" * 20_000, "<script>alert(1)</script>", [1, 2, 3],
+               [[1], [2, [3]]], {"type": "number", "value": "nan"}, {"type": "object", "name": "Div", "id": "z"},
+               {"id": rng.choice(ids)}, {"type": "map", "entries": [["y", [0.5]]]},
+               {"type": "ndarray", "array": {"type": "bytes", "data": "AAAA"}, "shape": [1], "dtype": "float32",
+                "order": "little"}, "\n" * 3 + "=1+1"]
+    return choices[rng.integers(len(choices))]
+
+
+def random_event(rng, document):
+    models = list(document.models)
+    ids = [m.id for m in models]
+    model = models[rng.integers(len(models))]
+    sources = [m.id for m in models if isinstance(m, ColumnDataSource)] or ids
+    widgets = [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
+    widget = widgets[rng.integers(len(widgets))]
+    attrs = sorted(model.properties()) + ["__class__", "x" * 300, "data", "js_property_callbacks"]
+    kind = rng.integers(9)
+    if kind == 0:
+        return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attrs[rng.integers(len(attrs))],
+                "new": random_value(rng, ids)}
+    if kind == 1:
+        attr = "value" if "value" in widget.properties() else "active"
+        return {"kind": "ModelChanged", "model": {"id": widget.id}, "attr": attr, "new": random_value(rng, ids)}
+    if kind == 2:
+        return {"kind": "ModelChanged", "model": {"id": "p" + str(rng.integers(10**9))}, "attr": "value", "new": 1}
+    if kind == 3:
+        name = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"][rng.integers(3)]
+        return {"kind": name, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
+                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
+    if kind == 4:
+        return [{"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
+                {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
+                {"kind": "TitleChanged", "title": "evil"}][rng.integers(3)]
+    if kind == 5:
+        name = ["document_ready", "tap", "evil_event", "esm_event", "dom_event"][rng.integers(5)]
+        return {"kind": "MessageSent", "msg_type": "bokeh_event",
+                "msg_data": {"type": "event", "name": name,
+                             "values": {"type": "map", "entries": [["model", {"id": rng.choice(ids)}]]}}}
+    if kind == 6:
+        return {"kind": "MessageSent", "msg_type": "evil", "msg_data": random_value(rng, ids)}
+    if kind == 7:
+        return {"kind": "Evil" + str(rng.integers(100)), "model": {"id": model.id}}
+    return random_value(rng, ids)                                    # not even an event
+
+
+async def send_random(rng, wire, document):
+    """One random message: mostly PATCH-DOCs of 1-3 events, else another type or broken fragments."""
+    kind = rng.integers(10)
+    if kind < 7:
+        events = [random_event(rng, document) for _ in range(1 + rng.integers(3))]
+        await wire.send(wire.message("PATCH-DOC", {"events": events}))
+    elif kind == 7:
+        await wire.send(wire.message(["PUSH-DOC", "OK", "ERROR", "EVIL"][rng.integers(4)], {"doc": {}}))
+    elif kind == 8:
+        await wire.send_raw('{"msgid": "1", "msgtype": "PATCH-DOC"', "{}", "{}")      # not JSON
+    else:
+        await wire.send_raw(b"\x00\x01binary first")
+
+
+def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
+    """Random PATCH-DOC events and messages against every page: replies are short ("refused", no
+    traceback), the log grows by a bounded amount per message, and a fresh session sees what it saw."""
+    rng = np.random.default_rng(23)
+
+    async def fuzz(path):
+        seen = fingerprint((await fresh(server.url, path))[1])
+        token, document = await fresh(server.url, path)                  # the attacker's session
+        again = fingerprint(document)
+        replies, wire = [], None
+        for _ in range(FUZZ_MESSAGES):
+            if wire is None or wire.connection.close_code is not None:
+                wire = await Wire.connect(server.url, path, token)
+            await send_random(rng, wire, document)
+            try:
+                replies.append(await wire.reply(timeout=20))
+            except asyncio.TimeoutError:
+                replies.append("no answer")
+                wire.connection.close()
+                wire = None
+        if wire is not None:
+            wire.connection.close()
+        async with Wire.open(server.url, path) as later:
+            return seen, again, fingerprint(await later.pull()), replies
+
+    for path in PAGES:
+        mark, size = server.mark(), server.log.stat().st_size
+        seen, again, later, replies = server.run(fuzz(path))
+        lines = server.lines_since(mark)
+        assert changed(seen, again, later) == [], path
+        assert not [r for r in replies if r == "no answer"], path
+        for reply in replies:
+            assert reply is None or reply.msgtype == "OK" or (
+                reply.msgtype == "ERROR" and reply.content == {"text": "refused", "traceback": None}), (path, reply)
+        assert not any("Traceback" in line for line in lines), (path, lines[:5])
+        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * FUZZ_MESSAGES + 2000, (path, lines[:20])
