@@ -328,3 +328,45 @@ def test_a_csv_keeps_typed_text_on_its_line_and_out_of_formulas():
     assert list(read.columns) == ["token", "'=value"]
     assert read.token.tolist() == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1", "'@sum ", "'-", "plain"]
     assert read["'=value"].tolist() == ["-0.5", "3", "-2", "-1.25", ""]
+
+
+def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypatch):
+    """The button is disabled while a file is made, but a client's clicks still arrive: a second click
+    is answered with a message, and so is a click within the pause after a file."""
+    import asyncio
+    import threading
+    from types import SimpleNamespace
+
+    from app.export import section
+    from app.export.files import ExportFile
+    from app.session import Session
+
+    release = threading.Event()
+    made = []
+
+    def slow_make(page, fmt, **kwargs):
+        made.append(fmt)
+        release.wait(10)
+        return ExportFile(b"x,y\n", "lineare.csv", "text/csv")
+
+    monkeypatch.setattr(section, "make_file", slow_make)
+    view = SimpleNamespace(slug="two-bills", session=Session())
+    with language("en"):
+        one = section.ExportSection(view)
+
+        async def clicks():
+            first = asyncio.ensure_future(one._make())
+            await asyncio.sleep(0.2)
+            second = await one._make()                                  # while the first is being made
+            busy = one.message.object
+            release.set()
+            done = await first
+            third = await one._make()                                   # at once after it
+            return second, busy, done, third, one.message.object
+        second, busy, done, third, paused = asyncio.run(clicks())
+    assert second is None and "still being made" in busy
+    assert done.read() == b"x,y\n" and made == [one.what.value.partition(":")[0]]
+    assert third is None and "One file every 10 seconds" in paused
+    monkeypatch.setattr(section, "PAUSE_S", 0)
+    with language("en"):
+        assert asyncio.run(one._make()).read() == b"x,y\n" and len(made) == 2

@@ -5,6 +5,8 @@
 callback: the file is made on one export thread for the whole process (so the event loop and the other
 visitors go on), the progress bar follows frame by frame, and a refusal is shown as a message instead
 of a file. At most `MAX_WAITING` exports wait or run at once; past that a visitor is asked to retry.
+One session has at most one export at a time, and starts the next PAUSE_S after its last one ended
+(the button is disabled meanwhile, but a client's clicks may still arrive).
 
 The picture of "this step" needs the frame the browser shows, which the player never sends back: a
 small `FrameProbe` reads it (and the speed) from the address bar when a visitor presses the download
@@ -14,6 +16,7 @@ import asyncio
 import html
 import io
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import panel as pn
@@ -29,6 +32,7 @@ from app.work import on_next_tick
 
 EXPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-export")
 MAX_WAITING = 2
+PAUSE_S = 10                 # a session's next export may start this long after its last one ended
 _waiting = [0]
 _lock = threading.Lock()
 
@@ -44,6 +48,8 @@ class FrameProbe(JSComponent):
 
     frame = param.Integer(default=-1, doc="the frame shown when the download was pressed (−1: unknown)")
     speed = param.Number(default=0.0, doc="the player's speed then (0: unknown)")
+
+    BROWSER_WRITES = ("frame", "speed")           # what the server accepts from the browser (app/websocket.py)
 
     _esm = """
     export function render({ model }) {
@@ -117,6 +123,7 @@ class ExportSection(pn.viewable.Viewer):
         self.layout = pn.Card(title=_("Download"), collapsed=True, sizing_mode="stretch_width",
                               css_classes=["lineare-downloads"])
         self.layout.param.watch(self._opened, "collapsed")
+        self._making, self._ended = False, -PAUSE_S     # this session's export, and when its last one ended
 
     def __panel__(self):
         return self.layout
@@ -142,6 +149,14 @@ class ExportSection(pn.viewable.Viewer):
         if self.probe.frame >= 0:
             page.frame = self.probe.frame
         fps = self.probe.speed or page.speed or 2.0
+        if self._making:
+            self._say(_("Your file is still being made: wait until it is ready."), "refused")
+            return None
+        wait = PAUSE_S - (time.monotonic() - self._ended)
+        if wait > 0:
+            self._say(_("One file every {seconds} seconds: try again in a moment.").format(seconds=PAUSE_S),
+                      "refused")
+            return None
         with _lock:
             busy = _waiting[0] >= MAX_WAITING
             if not busy:
@@ -150,6 +165,7 @@ class ExportSection(pn.viewable.Viewer):
             self._say(_("The server is making other files right now: try again in a minute."), "refused")
             return None
         doc = pn.state.curdoc
+        self._making = True
         self.button.disabled, self.progress.value, self.progress.visible = True, 0, True
         self.message.object = ""
 
@@ -170,6 +186,7 @@ class ExportSection(pn.viewable.Viewer):
             self._say(str(refusal), "refused")
             return None
         finally:
+            self._making, self._ended = False, time.monotonic()
             self.button.disabled, self.progress.visible = False, False
         self.button.filename = result.filename
         self._say(_("Ready: {name} ({size} kB).").format(name=result.filename,
