@@ -95,6 +95,9 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
+    parser.add_argument("--idle-minutes", type=float, default=10.0,
+                        help="close a connection that sent nothing this long (an open, visible page tells the "
+                             "server once a minute that it is there; default: %(default)s)")
     args = parser.parse_args(argv)
 
     problem = port_problem(args.address, args.port)
@@ -121,7 +124,7 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
-    websocket.install()
+    websocket.install(idle_s=args.idle_minutes * 60)
     memory.install()
     from app import building
     building.freeze_model_walks()

@@ -9,6 +9,7 @@ import html
 
 import panel as pn
 
+from app.components.presence import Presence
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
@@ -116,7 +117,8 @@ def shell(session, slug, content: Page):
     if content.controls:
         template.sidebar.append(pn.layout.Divider())
         template.sidebar.extend(content.controls)
-    main = pn.Column(notices(session), content.main, sizing_mode="stretch_width")
+    main = pn.Column(notices(session), content.main, Presence(height=0, width=0, margin=0),
+                     sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
     return template

@@ -17,17 +17,25 @@ model, PUSH-DOC, a message Bokeh cannot read. A refusal is answered with a short
 logged as one short line, and after REFUSALS_BEFORE_CLOSE refusals the connection is closed. An
 allowed change that fails (a value out of a widget's bounds) is answered and logged the same way.
 
+A connection that sends nothing for IDLE_S (10 minutes; `python -m app --idle-minutes`) is closed: an
+open page sends a sign of life once a minute while it is visible (app/components/presence.py), so a
+class listening to its teacher keeps its pages and a tab left in the background or a script holding
+a place is let go.
+
 `install()` replaces `WSHandler.on_message` (Bokeh's, which logs a failing message in full, three
 times over, with its traceback, and sends the traceback back) by `on_message` below.
 """
 import logging
+import time
 
+from tornado.ioloop import PeriodicCallback
 from tornado.websocket import WebSocketClosedError
 
 log = logging.getLogger("lineare.websocket")
 REFUSALS_BEFORE_CLOSE = 3
 MAX_TEXT = 10_000                     # characters of a text field without a max_length of its own
 LOG_CHARS = 160                       # of a client's text in one log line
+IDLE_S = 600                          # a connection that sends nothing this long is closed (--idle-minutes)
 HANDLED = ("PATCH-DOC", "PULL-DOC-REQ", "SERVER-INFO-REQ")     # PUSH-DOC would replace the whole document
 
 WIDGET_VALUES = frozenset({"value", "value_throttled", "value_input", "active", "clicks"})
@@ -201,8 +209,44 @@ def _refuse(socket, reason):
     return closing
 
 
+_watching = []
+
+
+def _close_idle(application):
+    """Close every websocket of `application` (Bokeh's Tornado app) that sent nothing for IDLE_S."""
+    now = time.monotonic()
+    for connection in list(getattr(application, "_clients", ())):
+        socket = getattr(connection, "_socket", None)
+        if socket is None:
+            continue
+        last = getattr(socket, "lineare_last", None)
+        if last is None:
+            socket.lineare_last = now                # first seen now: it has IDLE_S from here
+        elif now - last > IDLE_S:
+            log.info("websocket %s from %s: closed after %d s without a message", short(socket.request.path, 60),
+                     socket.request.remote_ip, now - last)
+            socket.close(1000, "idle")
+
+
+def _watch(socket):
+    """Start the idle check of this socket's server (once), and note that the socket is alive."""
+    if not _watching:
+        application = socket.application
+        check = PeriodicCallback(lambda: _close_idle(application), max(1.0, min(30.0, IDLE_S / 4)) * 1000)
+        check.start()
+        _watching.append(check)
+
+
+def on_pong(self, data):
+    """A pong says the client's socket is open, not that anyone uses it: it only starts the idle check."""
+    _watch(self)
+    return _pong(self, data)
+
+
 async def on_message(self, fragment):
     """Bokeh's WSHandler.on_message, with `check` before a message is handled and short answers."""
+    self.lineare_last = time.monotonic()
+    _watch(self)
     try:
         message = await self.receiver.consume(fragment)
     except Exception as error:                 # not JSON, not Bokeh's protocol, a fragment out of order
@@ -254,14 +298,21 @@ class OneLine(logging.Filter):
         return True
 
 
-def install():
-    """Put `on_message` in place of Bokeh's; failed session callbacks in one line."""
+_pong = None
+
+
+def install(idle_s=IDLE_S):
+    """Put `on_message` in place of Bokeh's, close connections idle for `idle_s`; failed session
+    callbacks in one line."""
+    global IDLE_S, _pong
     import panel as pn
     from bokeh.server.views.ws import WSHandler
 
+    IDLE_S = idle_s
     if WSHandler.on_message is on_message:
         return
-    WSHandler.on_message = on_message
+    _pong = WSHandler.on_pong
+    WSHandler.on_message, WSHandler.on_pong = on_message, on_pong
     pn.config.exception_handler = failed_callback
     logging.getLogger("panel.reactive").addFilter(OneLine())
 

@@ -19,6 +19,7 @@ from tornado.websocket import websocket_connect
 
 import app.components.lesson  # noqa: F401  (our components' model types, to read a pulled Document;
 import app.components.player  # noqa: F401   Panel's come with them)
+import app.components.presence  # noqa: F401
 
 PROTOCOL = Protocol()
 

@@ -368,3 +368,31 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
                 reply.msgtype == "ERROR" and reply.content == {"text": "refused", "traceback": None}), (path, reply)
         assert not any("Traceback" in line for line in lines), (path, lines[:5])
         assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * FUZZ_MESSAGES + 2000, (path, lines[:20])
+
+
+# ---------------------------------------------------------------------------------------------- 3: idle connections
+
+
+def test_an_idle_connection_is_closed_and_a_page_in_view_is_kept(tmp_path):
+    """--idle-minutes 0.1 (6 s): a socket that only answers pings is closed, one whose page sends its
+    sign of life (app/components/presence.py) stays open."""
+    log = tmp_path / "server.log"
+    command = (COMMAND.replace("{key}", str(tmp_path / "key")).replace("{log}", str(log))
+               .replace(" > ", " --idle-minutes 0.1 > "))
+    with running_server(shell_command=command) as url:
+        async def scenario():
+            quiet = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            alive = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            presence = next(m for m in (await alive.pull()).models if "seen" in m.properties())
+            replies = []
+            for beat in range(6):
+                await asyncio.sleep(2.5)
+                replies.append(await alive.patch([{"kind": "ModelChanged", "model": {"id": presence.id},
+                                                   "attr": "seen", "new": beat + 1}]))
+            codes = quiet.connection.close_code, alive.connection.close_code
+            alive.connection.close()
+            return replies, codes
+
+        replies, (quiet_code, alive_code) = asyncio.run(scenario())
+    assert replies == [("OK", None)] * 6
+    assert quiet_code == 1000 and alive_code is None
