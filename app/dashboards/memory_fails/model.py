@@ -276,6 +276,17 @@ HELD_OUT = Shared()                 # task → {variant: accuracy}
 # capacity experiment ~50 times. Each session has at most one job of each in the queue (`Latest`).
 PROBER = Worker("forensics")
 MAPPER = Worker("accuracy-map")
+# A new seed or size runs the capacity experiment again (seconds for d_k = 64): off the event loop, so
+# that a visitor turning the seed does not stop every other session's knobs meanwhile.
+CURVES = Worker("capacity-curve")
+
+
+def curve_and_run(rule, d_k, keys, pairs, rewrites, seed):
+    """{curve, run} of a store's settings."""
+    # one thread: these are many small runs, which two threads on two busy cores made 7–45× slower
+    # (gated delta rule, d_k = 32: 4–27 s against 0.4–0.6 s)
+    with one_thread():
+        return {"curve": curve(rule, d_k, keys, rewrites, seed), "run": recall(rule, d_k, keys, pairs, rewrites, seed)}
 
 
 class Latest:
@@ -350,6 +361,9 @@ class MemoryStore(param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self.param.update(**self.fits())
+        self._curves = Latest(CURVES, lambda: (self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed),
+                              curve_and_run, lambda result: self.param.update(**result), lambda _error: None,
+                              lambda _busy: None)
         self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed", "probe_query"])
         self.param.watch(self._trained_changed, ["task", "example"])
         self.param.watch(self._count_accuracy, ["task"])
@@ -408,15 +422,10 @@ class MemoryStore(param.Parameterized):
             on_next_tick(current_document(), lambda: self.param.update(**self.fits()))
             return
         if {e.name for e in events} - {"query", "probe_query"}:
-            self._compute()
+            self._curves.ask()                      # on CURVES in a server, at once without one
 
     def _compute(self):
-        # one thread: these are many small runs, which two threads on two busy cores made 7–45× slower
-        # (gated delta rule, d_k = 32: 4–27 s against 0.4–0.6 s)
-        with one_thread():
-            computed = {"curve": curve(self.rule, self.d_k, self.keys, self.rewrites, self.seed),
-                        "run": recall(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed)}
-        self.param.update(**computed)
+        self.param.update(**curve_and_run(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed))
 
     def _trained_changed(self, *_events):
         self.trained = trained_example(self.task, self.example)
