@@ -5,8 +5,9 @@
 callback: the file is made on one export thread for the whole process (so the event loop and the other
 visitors go on), the progress bar follows frame by frame, and a refusal is shown as a message instead
 of a file. At most `MAX_WAITING` exports wait or run at once; past that a visitor is asked to retry.
-One session has at most one export at a time, and starts the next PAUSE_S after its last one ended
-(the button is disabled meanwhile, but a client's clicks may still arrive).
+One session has at most one export at a time (the button is disabled meanwhile, but a client's clicks
+may still arrive), and its next one waits until PAUSE_S after its last one ended, so that one session
+cannot keep the export thread to itself.
 
 The picture of "this step" needs the frame the browser shows, which the player never sends back: a
 small `FrameProbe` reads it (and the speed) from the address bar when a visitor presses the download
@@ -32,7 +33,7 @@ from app.work import on_next_tick
 
 EXPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-export")
 MAX_WAITING = 2
-PAUSE_S = 10                 # a session's next export may start this long after its last one ended
+PAUSE_S = 5                  # a session's next export starts (waits until) this long after its last one ended
 _waiting = [0]
 _lock = threading.Lock()
 
@@ -152,20 +153,19 @@ class ExportSection(pn.viewable.Viewer):
         if self._making:
             self._say(_("Your file is still being made: wait until it is ready."), "refused")
             return None
+        self._making = True
         wait = PAUSE_S - (time.monotonic() - self._ended)
-        if wait > 0:
-            self._say(_("One file every {seconds} seconds: try again in a moment.").format(seconds=PAUSE_S),
-                      "refused")
-            return None
+        if wait > 0:                                 # the session's last file ended just now: others first
+            await asyncio.sleep(wait)
         with _lock:
             busy = _waiting[0] >= MAX_WAITING
             if not busy:
                 _waiting[0] += 1
         if busy:
+            self._making = False
             self._say(_("The server is making other files right now: try again in a minute."), "refused")
             return None
         doc = pn.state.curdoc
-        self._making = True
         self.button.disabled, self.progress.value, self.progress.visible = True, 0, True
         self.message.object = ""
 
