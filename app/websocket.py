@@ -3,9 +3,10 @@
 Bokeh applies whatever a client sends in its protocol's PATCH-DOC (and even PUSH-DOC: a whole new
 document). A browser of ours only ever sends:
 
-- a widget's value (`value`, `value_throttled`, `value_input`, `active`, `clicks`), which Panel then
-  checks against the widget's bounds;
-- what our own browser components write (`BROWSER_WRITES` of a JSComponent: the player's frame …);
+- a widget's value (`value`, `value_throttled`, `value_input`, `active`, `clicks`), checked here against
+  the widget's own bounds, options or labels before Panel sees it;
+- what our own browser components write (`BROWSER_WRITES` of a JSComponent: the frame the download
+  section reads, the page's sign of life);
 - the label Panel's DiscreteSlider writes above its slider (a Div's text);
 - the browser's own state: the page's URL (Location), the browser's settings (BrowserInfo), a plot's
   measured size, ranges and selection (pan, zoom, hover), a card folded or a tab chosen;
@@ -22,8 +23,8 @@ open page sends a sign of life once a minute while it is visible (app/components
 class listening to its teacher keeps its pages and a tab left in the background or a script holding
 a place is let go.
 
-`install()` replaces `WSHandler.on_message` (Bokeh's, which logs a failing message in full, three
-times over, with its traceback, and sends the traceback back) by `on_message` below.
+`install()` replaces `WSHandler.on_message` (Bokeh's logs a failing message in full with its traceback,
+Panel and Tornado log it again, and the ERROR reply carries the traceback) by `on_message` below.
 """
 import logging
 import time
