@@ -35,6 +35,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -139,11 +140,12 @@ def nginx_user_line():
     return "user root root;" if os.geteuid() == 0 else ""
 
 
-def nginx_conf(args, server_ports, run_dir):
+def nginx_conf(args, server_ports, run_dir, down=()):
     fields = {
         "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "USER": nginx_user_line(),
         "LISTEN": f"{args.address}:{args.port}", "STATUS_PORT": str(args.status_port),
-        "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in server_ports),
+        "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s{' down' if p in down else ''};"
+                             for p in server_ports),
         "PAGES": "|".join(page_routes()),
         "MAX_SESSIONS": str(args.max_sessions), "MAX_SESSIONS_WS": str(args.max_sessions + WS_SLACK),
         "PER_ADDRESS": str(args.per_address), "RATE": f"{args.rate}r/m", "BURST": str(args.burst),
@@ -175,6 +177,8 @@ class Host:
         self.command = command or server_command          # (args, port) → the server's command line
         self.run_dir = Path(args.run_dir).resolve()
         self.servers = {}              # port → Popen
+        self.down = set()              # ports nginx sends nobody to: restarted servers not yet primed
+        self._conf_lock = threading.Lock()
         self.nginx = None
         self.secret = args.secret_key or secrets.token_urlsafe(32)
         address = "127.0.0.1" if args.address in ("", "0.0.0.0", "::") else args.address
@@ -300,6 +304,26 @@ class Host:
 
     # ---------------------------------------------------------------- supervise
 
+    def _set_down(self, port, down):
+        """Mark `port` down (or up again) in nginx's configuration and have nginx reload it (SIGHUP):
+        connections already open stay with the old workers until they close."""
+        with self._conf_lock:
+            (self.down.add if down else self.down.discard)(port)
+            conf = self.run_dir / "nginx.conf"
+            conf.write_text(nginx_conf(self.args, sorted(self.servers), self.run_dir, self.down))
+            if self.nginx is not None and self.nginx.poll() is None:
+                os.kill(self.nginx.pid, signal.SIGHUP)
+
+    def _bring_back(self, port):
+        """A restarted server: once it answers, primed as at start (unless --no-warm), then given visitors."""
+        try:
+            self._wait_for_servers([port])
+        except HostError:
+            return                                   # supervise() sees it exit and starts it again
+        if not self.args.no_warm:
+            self._prime([port])
+        self._set_down(port, False)
+
     def supervise(self, stopping):
         """Until `stopping()`: start again a server that died; raise HostError if nginx dies, or if a
         server keeps dying right after its start."""
@@ -322,7 +346,9 @@ class Host:
                     raise HostError(f"the server on port {port} keeps exiting: see {self.run_dir}/server-{port}.log")
                 print(f"host: the server on port {port} exited ({process.returncode}); starting it again",
                       file=sys.stderr, flush=True)
+                self._set_down(port, True)          # nobody is sent there until it answers and is primed
                 self._start_server(port)
+                threading.Thread(target=self._bring_back, args=(port,), daemon=True).start()
 
 
 def parse(argv):

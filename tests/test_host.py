@@ -231,3 +231,26 @@ def test_logs_are_rotated_past_their_limit(tmp_path):
     finally:
         nginx.kill()
         nginx.wait()
+
+
+def test_a_restarted_server_gets_no_visitor_before_it_answers(tmp_path):
+    """The supervisor starts a server that died again; nginx sends it nobody (`down`) until it answers
+    (and, without --no-warm, is primed), then it is back in the configuration."""
+    with stub_host(tmp_path) as running:
+        stop = threading.Event()
+        supervisor = threading.Thread(target=running.supervise, args=(stop.is_set,), daemon=True)
+        supervisor.start()
+        port = sorted(running.servers)[0]
+        conf = running.run_dir / "nginx.conf"
+        os.killpg(running.servers[port].pid, signal.SIGKILL)
+        seen_down, deadline = False, time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = conf.read_text()
+            seen_down |= f"127.0.0.1:{port} max_fails=1 fail_timeout=5s down;" in text
+            if seen_down and " down;" not in text:
+                break
+            time.sleep(0.05)
+        stop.set()
+        supervisor.join(5)
+        assert seen_down and " down;" not in conf.read_text() and running.servers[port].poll() is None
+        assert get(running.url + "/liveness")[0] == 200                     # nginx reloaded, still answering
