@@ -7,7 +7,7 @@ scripts/host runs `python -m deploy.host`. It starts `--workers` servers (`pytho
 --address:--port with deploy/nginx.conf filled in. Everything nginx writes (its configuration, pid,
 logs, temporary files, static cache) and the servers' logs go to --run-dir, so no root is needed once
 nginx is installed (`apt-get install nginx`). Ctrl-C or SIGTERM stops all of it; a server that dies
-is started again.
+is started again, and nginx sends it nobody until it answers and is primed.
 
 Each server gets, besides `python -m app`'s own flags (idle sessions closed after a minute,
 websocket compression):
