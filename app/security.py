@@ -8,16 +8,32 @@
 - Errors of connections that went away (a closed tab: Tornado's WebSocketClosedError,
   StreamClosedError, a reset socket) are logged as one line, without their traceback.
 
-`install()` patches Bokeh's handlers and the logging record factory; plain `panel serve` runs without.
+- The app, not a link, decides where scripts and styles come from: of the `bokeh-*` query arguments
+  only `bokeh-token` and `bokeh-session-id` (both checked) reach Bokeh and Panel. Bokeh builds every
+  script and style address from `?bokeh-absolute-url=` (and `bokeh-app-path`): a shared link with it
+  would load another host's JavaScript into every classmate's page. Embedding a page with Bokeh's
+  autoload.js is therefore refused (400): the demo is not meant to be embedded.
+- With --reuse-sessions (the hosted mode), the session Panel keeps to render a page for later GETs is
+  never handed to a visitor: Panel gives the visitor who made it its own token, so that visitor's
+  messages would change the page every later visitor gets. The kept session is made first, and the
+  visitor gets a new session like everyone after.
+- Every answer carries the hosted mode's security headers (deploy/security-headers.conf: the
+  Content-Security-Policy and the others), on `python -m app` too.
+
+`install()` patches Bokeh's handlers, Tornado's default headers and the logging record factory; plain
+`panel serve` runs without.
 """
 import logging
 import os
+import re
 import secrets
 import tempfile
 from pathlib import Path
 
 log = logging.getLogger("lineare")
 KEY_BYTES = 48                                   # Bokeh asks for at least 32 characters
+HEADERS_FILE = Path(__file__).resolve().parents[1] / "deploy" / "security-headers.conf"
+CLIENT_ARGUMENTS = ("bokeh-token", "bokeh-session-id")      # the only bokeh-* arguments a request keeps
 CLOSED = ("WebSocketClosedError", "StreamClosedError", "ConnectionResetError", "BrokenPipeError")
 
 
@@ -70,8 +86,26 @@ def malformed(token):
         return True
 
 
+def security_headers(path=HEADERS_FILE):
+    """{name: value} of the `add_header NAME "VALUE" always;` lines of nginx's security-headers.conf."""
+    headers = {}
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r'\s*add_header\s+([\w-]+)\s+("([^"]*)"|(\S+))\s+always;\s*', line)
+        if match:
+            headers[match.group(1)] = match.group(3) if match.group(3) is not None else match.group(4)
+    return headers
+
+
+def drop_client_bokeh_arguments(request):
+    """Remove the `bokeh-*` query arguments other than CLIENT_ARGUMENTS from a Tornado request."""
+    for arguments in (request.arguments, request.query_arguments):
+        for name in [n for n in arguments if n.startswith("bokeh-") and n not in CLIENT_ARGUMENTS]:
+            del arguments[name]
+
+
 def install():
-    """Patch Bokeh's page and websocket handlers (Panel's inherit them) and the log records."""
+    """Patch Bokeh's page and websocket handlers (Panel's inherit them), Tornado's default headers and
+    the log records."""
     from bokeh.protocol.exceptions import ProtocolError
     from bokeh.server.views.session_handler import SessionHandler
     from bokeh.server.views.ws import WSHandler
@@ -99,9 +133,59 @@ def install():
             log.warning("websocket %s refused: %s", self.request.path, error)
             return None
 
+    prepare = SessionHandler.prepare
+
+    async def prepare_without_client_urls(self):
+        drop_client_bokeh_arguments(self.request)       # before Panel copies the arguments into the token
+        return await prepare(self)
+
     checked_get_session.lineare = True
     SessionHandler.get_session, WSHandler.open = checked_get_session, checked_open
+    SessionHandler.prepare = prepare_without_client_urls
+    _security_headers_on_every_answer()
+    _kept_sessions_kept()
     _one_line_for_closed_connections()
+
+
+def _kept_sessions_kept():
+    """Panel's DocHandler.get makes the kept session on a page's first GET and hands that GET its token;
+    later GETs get a new session id. Made here before Panel's get, the first GET is a later one too."""
+    from panel.config import config
+    from panel.io.server import DocHandler
+    from panel.io.state import state
+
+    get = DocHandler.get
+
+    async def get_without_the_kept_session(self, *args, **kwargs):
+        path = self.request.path
+        key_func = state._session_key_funcs.get(path) or config.session_key_func
+        if config.reuse_sessions and (key_func is None or key_func(self.request) not in state._sessions):
+            # a session id of the server's own, never one of the visitor's token (that visitor would hold it)
+            given = {name: self.request.arguments.pop(name) for name in CLIENT_ARGUMENTS
+                     if name in self.request.arguments}
+            header = self.request.headers.pop("Bokeh-Session-Id", None)
+            try:
+                await self.get_session()             # Panel keeps it (and its key function) for the page
+            finally:
+                self.request.arguments.update(given)
+                if header is not None:
+                    self.request.headers["Bokeh-Session-Id"] = header
+        return await get(self, *args, **kwargs)
+
+    DocHandler.get = get_without_the_kept_session
+
+
+def _security_headers_on_every_answer():
+    from tornado.web import RequestHandler
+
+    headers, default = security_headers(), RequestHandler.set_default_headers
+
+    def set_default_headers(self):
+        default(self)
+        for name, value in headers.items():
+            self.set_header(name, value)
+
+    RequestHandler.set_default_headers = set_default_headers
 
 
 def _one_line_for_closed_connections():

@@ -24,7 +24,9 @@ Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessio
 Session ids are signed (app/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
 different processes. A bokeh.client load test needs the key too: BOKEH_SECRET_KEY=… and
-BOKEH_SIGN_SESSIONS=true in its environment.
+BOKEH_SIGN_SESSIONS=true in its environment. What a visitor's websocket may change is an allow-list
+(app/websocket.py): widget values within the widget's bounds, our components' own state and Bokeh's
+events; anything else is refused in one log line.
 """
 import argparse
 import errno
@@ -40,6 +42,7 @@ NOTEBOOKS = data_path("notebooks")
 SETUP = Path(__file__).resolve().parents[1] / "deploy" / "panel_setup.py"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
+MAX_WEBSOCKET_MESSAGE = 256 * 1024    # a browser sends messages well under 1 KB (app/websocket.py); Tornado: 10 MB
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
@@ -51,7 +54,8 @@ def panel_serve_args(args, extra=()):
             "--num-procs", str(processes(args)), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
             "--websocket-compression-level", str(COMPRESSION_LEVEL), "--session-ids", "signed",
-            "--static-dirs", f"notebooks={NOTEBOOKS}"]      # the state page links the NumPy notebook
+            "--static-dirs", f"notebooks={NOTEBOOKS}",      # the state page links the NumPy notebook
+            "--websocket-max-message-size", str(MAX_WEBSOCKET_MESSAGE)]
     if args.warm:
         argv.append("--warm")
     for origin in origins:
@@ -140,6 +144,9 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
+    parser.add_argument("--idle-minutes", type=float, default=10.0,
+                        help="close a connection that sent nothing this long (an open, visible page tells the "
+                             "server once a minute that it is there; default: %(default)s)")
     args = parser.parse_args(argv)
     if args.num_procs is not None and args.num_procs < 0:
         parser.error("--num-procs must be 0 (one per core) or more")
@@ -153,7 +160,7 @@ def main(argv=None):
         # (app/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app import memory, security
+    from app import memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -172,6 +179,7 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
+    websocket.install(idle_s=args.idle_minutes * 60)
     memory.install(forks=count > 1)
     from app import building
     building.freeze_model_walks()

@@ -10,6 +10,7 @@ import html
 import panel as pn
 
 from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from app.components.presence import Presence
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
 from app.i18n import _
@@ -122,6 +123,7 @@ def shell(session, slug, content: Page, card=None):
     # FlexBox only when at most two laid-out columns hold it (a third left every picture of
     # "Where memory fails" at zero size)
     main = pn.Column(notices(session), *([card] if card is not None else []), content.main,
+                     Presence(height=0, width=0, margin=0),
                      sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])

@@ -7,7 +7,7 @@ scripts/host runs `python -m deploy.host`. It starts `--workers` servers (`pytho
 --address:--port with deploy/nginx.conf filled in. Everything nginx writes (its configuration, pid,
 logs, temporary files, static cache) and the servers' logs go to --run-dir, so no root is needed once
 nginx is installed (`apt-get install nginx`). Ctrl-C or SIGTERM stops all of it; a server that dies
-is started again.
+is started again, and nginx sends it nobody until it answers and is primed.
 
 Each server gets, besides `python -m app`'s own flags (idle sessions closed after a minute,
 websocket compression):
@@ -35,6 +35,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -47,7 +48,37 @@ PAGES = ROOT / "app" / "pages"
 WS_SLACK = 10                # the websockets' cap is this much above the pages' (see nginx.conf)
 START_TIMEOUT_S = 180        # --warm builds every page before a server listens
 RESTARTS = 3                 # a server that dies this many times in a row soon after starting: give up
-MAX_WEBSOCKET_MESSAGE = 1 << 20    # what a browser sends is a few hundred bytes; Tornado's default is 20 MB
+
+
+LOG_LIMIT = 50 << 20         # bytes a log may reach before it is rotated (one older copy is kept: <name>.1)
+ROTATE_EVERY_S = 10
+
+
+NGINX_LOGS = ("access.log", "nginx-error.log")      # the files nginx opens itself (nginx.conf, -e)
+
+
+def rotate_logs(run_dir, nginx_pid=None, limit=LOG_LIMIT):
+    """Keep every log of `run_dir` under about `limit` bytes, with one older copy (<name>.1). nginx's own
+    files are renamed and nginx told to reopen them (SIGUSR1); the others (the servers' output, which
+    they append to) are copied and emptied: lines written in between are lost. Returns the names rotated."""
+    rotated = []
+    for log in sorted(Path(run_dir).glob("*.log")):
+        backup = log.with_name(log.name + ".1")
+        try:
+            if log.stat().st_size <= limit:
+                continue
+            if log.name in NGINX_LOGS:
+                log.replace(backup)
+            else:
+                shutil.copyfile(log, backup)
+                os.truncate(log, 0)
+        except OSError:
+            continue
+        rotated.append(log.name)
+    if nginx_pid and set(rotated) & set(NGINX_LOGS):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(nginx_pid, signal.SIGUSR1)
+    return rotated
 
 
 class HostError(RuntimeError):
@@ -82,13 +113,15 @@ def origins(args):
 def server_command(args, port):
     # one process each: nginx spreads the visitors over the servers (python -m app alone forks one per core)
     command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
-    for origin in [*origins(args), f"127.0.0.1:{port}", f"localhost:{port}"]:      # the latter for /admin
+    # the server's own address only for /admin: nginx forwards the visitor's Origin as it is, so a page
+    # of this machine's localhost:PORT would pass nginx too
+    own = [f"127.0.0.1:{port}", f"localhost:{port}"] if args.admin else []
+    for origin in [*origins(args), *own]:
         command += ["--allow-websocket-origin", origin]
     if not args.no_warm:
         command.append("--warm")
     command += ["--", "--reuse-sessions", "--liveness", "--use-xheaders",
-                "--setup", str(DEPLOY / "panel_setup.py"),
-                "--websocket-max-message-size", str(MAX_WEBSOCKET_MESSAGE)]
+                "--setup", str(DEPLOY / "panel_setup.py")]     # python -m app caps websocket messages
     if args.threads:
         command += ["--num-threads", str(args.threads)]
     if args.admin:
@@ -108,11 +141,12 @@ def nginx_user_line():
     return "user root root;" if os.geteuid() == 0 else ""
 
 
-def nginx_conf(args, server_ports, run_dir):
+def nginx_conf(args, server_ports, run_dir, down=()):
     fields = {
         "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "USER": nginx_user_line(),
         "LISTEN": f"{args.address}:{args.port}", "STATUS_PORT": str(args.status_port),
-        "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s;" for p in server_ports),
+        "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s{' down' if p in down else ''};"
+                             for p in server_ports),
         "PAGES": "|".join(page_routes()),
         "MAX_SESSIONS": str(args.max_sessions), "MAX_SESSIONS_WS": str(args.max_sessions + WS_SLACK),
         "PER_ADDRESS": str(args.per_address), "RATE": f"{args.rate}r/m", "BURST": str(args.burst),
@@ -144,6 +178,8 @@ class Host:
         self.command = command or server_command          # (args, port) → the server's command line
         self.run_dir = Path(args.run_dir).resolve()
         self.servers = {}              # port → Popen
+        self.down = set()              # ports nginx sends nobody to: restarted servers not yet primed
+        self._conf_lock = threading.Lock()
         self.nginx = None
         self.secret = args.secret_key or secrets.token_urlsafe(32)
         address = "127.0.0.1" if args.address in ("", "0.0.0.0", "::") else args.address
@@ -268,12 +304,36 @@ class Host:
 
     # ---------------------------------------------------------------- supervise
 
+    def _set_down(self, port, down):
+        """Mark `port` down (or up again) in nginx's configuration and have nginx reload it (SIGHUP):
+        connections already open stay with the old workers until they close."""
+        with self._conf_lock:
+            (self.down.add if down else self.down.discard)(port)
+            conf = self.run_dir / "nginx.conf"
+            conf.write_text(nginx_conf(self.args, sorted(self.servers), self.run_dir, self.down))
+            if self.nginx is not None and self.nginx.poll() is None:
+                os.kill(self.nginx.pid, signal.SIGHUP)
+
+    def _bring_back(self, port):
+        """A restarted server: once it answers, primed as at start (unless --no-warm), then given visitors."""
+        try:
+            self._wait_for_servers([port])
+        except HostError:
+            return                                   # supervise() sees it exit and starts it again
+        if not self.args.no_warm:
+            self._prime([port])
+        self._set_down(port, False)
+
     def supervise(self, stopping):
         """Until `stopping()`: start again a server that died; raise HostError if nginx dies, or if a
         server keeps dying right after its start."""
         failures = {port: 0 for port in self.servers}
+        rotated = time.monotonic()
         while not stopping():
             time.sleep(1)
+            if time.monotonic() - rotated > ROTATE_EVERY_S:
+                rotate_logs(self.run_dir, self.nginx.pid)
+                rotated = time.monotonic()
             if self.nginx.poll() is not None:
                 raise HostError(f"nginx exited ({self.nginx.returncode}): see {self.run_dir}/nginx-error.log")
             for port, process in list(self.servers.items()):
@@ -286,7 +346,9 @@ class Host:
                     raise HostError(f"the server on port {port} keeps exiting: see {self.run_dir}/server-{port}.log")
                 print(f"host: the server on port {port} exited ({process.returncode}); starting it again",
                       file=sys.stderr, flush=True)
+                self._set_down(port, True)          # nobody is sent there until it answers and is primed
                 self._start_server(port)
+                threading.Thread(target=self._bring_back, args=(port,), daemon=True).start()
 
 
 def parse(argv):
@@ -305,8 +367,9 @@ def parse(argv):
                         help="server processes (default: one per core)")
     parser.add_argument("--max-sessions", type=int, default=60,
                         help="live sessions (open pages) over all servers; past it: 'the demo is full'")
-    parser.add_argument("--per-address", type=int, default=60,
-                        help="live sessions from one IP address (a classroom behind one school address)")
+    parser.add_argument("--per-address", type=int, default=None,
+                        help="live sessions from one IP address (a classroom behind one school address; "
+                             "default: half of --max-sessions, so that one address cannot fill the demo)")
     parser.add_argument("--rate", type=int, default=30,
                         help="pages and new sessions per minute from one IP address, each (after the burst)")
     parser.add_argument("--burst", type=int, default=60, help="pages or sessions one IP address may open at once")
@@ -329,6 +392,8 @@ def parse(argv):
                              "current folder)")
     args = parser.parse_args(argv)
     args.panel_args = extra
+    if args.per_address is None:
+        args.per_address = max(1, args.max_sessions // 2)
     if not (1 <= args.workers and 1 <= args.max_sessions < 60_000 and 1 <= args.per_address < 65_536):
         parser.error("--workers, --max-sessions and --per-address must be at least 1 (nginx counts below 65,536)")
     return args

@@ -328,3 +328,67 @@ def test_architectures_exports_its_two_pictures_and_their_numbers():
     wide = eigen[(eigen.model == "deltanet") & (eigen.beta == model.WIDE_BETA)].eigenvalue.to_numpy()
     np.testing.assert_allclose(wide, model.eigenvalues("deltanet", model.WIDE_BETA))
     assert wide.min() == pytest.approx(-1.0)                  # β = 2 flips the key's direction
+
+
+def test_a_csv_keeps_typed_text_on_its_line_and_out_of_formulas():
+    """A visitor's typed text (a page setting, a token) with a newline broke the header; a cell starting
+    with = + - @ ran as a formula in a spreadsheet. Numbers keep their minus sign."""
+    from types import SimpleNamespace
+
+    from app.export.files import csv_bytes
+
+    page = SimpleNamespace(title=lambda: "State", slug="state", language="en",
+                           settings=lambda: {"text": "a\nb\r\n=HYPERLINK(\"http://evil.example\")"})
+    table = SimpleNamespace(title="Steps", notes=["one\nnote"], columns=["token", "=value"],
+                            rows=[["=HYPERLINK(\"http://evil.example\",\"x\")", -0.5], ["+1", 3], ["@sum\t", -2],
+                                  ["-", np.float64(-1.25)], ["plain", None]])
+    text = csv_bytes(page, table).decode("utf-8")
+    lines = text.splitlines()
+    assert len(lines) == 3 + 1 + 5 and all(line.startswith("# ") for line in lines[:3])
+    assert "=HYPERLINK" in lines[1] and lines[2] == "# one note"
+    read = pd.read_csv(io.StringIO(text), comment="#", keep_default_na=False)
+    assert list(read.columns) == ["token", "'=value"]
+    assert read.token.tolist() == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1", "'@sum ", "'-", "plain"]
+    assert read["'=value"].tolist() == ["-0.5", "3", "-2", "-1.25", ""]
+
+
+def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypatch):
+    """The button is disabled while a file is made, but a client's clicks still arrive: a second click
+    is answered with a message; a click just after a file waits until PAUSE_S after it."""
+    import asyncio
+    import threading
+    import time
+    from types import SimpleNamespace
+
+    from app.export import section
+    from app.export.files import ExportFile
+    from app.session import Session
+
+    release = threading.Event()
+    made = []
+
+    def slow_make(page, fmt, **kwargs):
+        made.append(time.monotonic())
+        release.wait(10)
+        return ExportFile(b"x,y\n", "lineare.csv", "text/csv")
+
+    monkeypatch.setattr(section, "make_file", slow_make)
+    monkeypatch.setattr(section, "PAUSE_S", 1.0)
+    view = SimpleNamespace(slug="two-bills", session=Session())
+    with language("en"):
+        one = section.ExportSection(view)
+
+        async def clicks():
+            first = asyncio.ensure_future(one._make())
+            await asyncio.sleep(0.2)
+            second = await one._make()                                  # while the first is being made
+            busy = one.message.object
+            release.set()
+            done = await first
+            ended = one._ended                                          # when the first one ended
+            third = await one._make()                                   # at once after it: waits
+            return second, busy, done, ended, third
+        second, busy, done, ended, third = asyncio.run(clicks())
+    assert second is None and "still being made" in busy
+    assert done.read() == b"x,y\n" and third.read() == b"x,y\n"
+    assert len(made) == 2 and made[1] - ended >= 0.95

@@ -9,6 +9,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import threading
 import time
@@ -121,7 +122,7 @@ async def open_sockets(url, count):
 
 
 def test_sessions_are_balanced_over_the_servers_and_capped(tmp_path):
-    with stub_host(tmp_path, "--max-sessions", "2") as running:
+    with stub_host(tmp_path, "--max-sessions", "2", "--per-address", "2") as running:
         async def scenario():
             sockets = await open_sockets(running.url, 2)
             assert sorted(port for _s, port in sockets) == sorted(running.servers)     # one on each server
@@ -193,7 +194,63 @@ def test_the_servers_get_the_hosting_flags():
         assert flag in command
     assert command[command.index("--num-threads") + 1] == "2"
     origins = [command[i + 1] for i, part in enumerate(command) if part == "--allow-websocket-origin"]
-    assert origins == ["demo.example.org", "127.0.0.1:9001", "localhost:9001"]
+    assert origins == ["demo.example.org", "127.0.0.1:9001", "localhost:9001"]        # with --admin
     assert command.index("--warm") < command.index("--") < command.index("--reuse-sessions")
     environment = host.server_environment(args, "k")
     assert environment["BOKEH_SECRET_KEY"] == "k"
+
+
+def test_one_address_cannot_fill_the_demo_and_the_servers_own_origins_are_for_admin_only():
+    args = host.parse(["--port", "9000", "--origin", "demo.example.org"])
+    assert args.max_sessions == 60 and args.per_address == 30
+    assert host.parse(["--max-sessions", "9", "--per-address", "9"]).per_address == 9      # given: kept
+    command = host.server_command(args, 9001)
+    origins = [command[i + 1] for i, part in enumerate(command) if part == "--allow-websocket-origin"]
+    assert origins == ["demo.example.org"]                # nginx passes the visitor's Origin as it is
+
+
+def test_logs_are_rotated_past_their_limit(tmp_path):
+    reopened = tmp_path / "reopened"
+    nginx = subprocess.Popen([sys.executable, "-c", "import signal, sys, time, pathlib\n"
+                              f"signal.signal(signal.SIGUSR1, lambda *_: pathlib.Path({str(reopened)!r}).touch())\n"
+                              "print('ready', flush=True)\ntime.sleep(30)"], stdout=subprocess.PIPE)
+    try:
+        assert nginx.stdout.readline() == b"ready\n"
+        (tmp_path / "access.log").write_bytes(b"a" * 2000)
+        (tmp_path / "server-8081.log").write_bytes(b"s" * 2000)
+        (tmp_path / "nginx-error.log").write_bytes(b"e" * 10)              # under the limit: left alone
+        assert host.rotate_logs(tmp_path, nginx.pid, limit=1000) == ["access.log", "server-8081.log"]
+        assert (tmp_path / "access.log.1").stat().st_size == 2000 and not (tmp_path / "access.log").exists()
+        assert (tmp_path / "server-8081.log.1").stat().st_size == 2000
+        assert (tmp_path / "server-8081.log").stat().st_size == 0      # emptied: the server keeps appending to it
+        assert (tmp_path / "nginx-error.log").stat().st_size == 10
+        deadline = time.monotonic() + 5
+        while not reopened.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert reopened.exists()                                         # nginx told to reopen its files
+    finally:
+        nginx.kill()
+        nginx.wait()
+
+
+def test_a_restarted_server_gets_no_visitor_before_it_answers(tmp_path):
+    """The supervisor starts a server that died again; nginx sends it nobody (`down`) until it answers
+    (and, without --no-warm, is primed), then it is back in the configuration."""
+    with stub_host(tmp_path) as running:
+        stop = threading.Event()
+        supervisor = threading.Thread(target=running.supervise, args=(stop.is_set,), daemon=True)
+        supervisor.start()
+        port = sorted(running.servers)[0]
+        conf = running.run_dir / "nginx.conf"
+        os.killpg(running.servers[port].pid, signal.SIGKILL)
+        seen_down, deadline = False, time.monotonic() + 30
+        while time.monotonic() < deadline:
+            text = conf.read_text()
+            seen_down |= f"127.0.0.1:{port} max_fails=1 fail_timeout=5s down;" in text
+            if seen_down and " down;" not in text:
+                break
+            time.sleep(0.05)
+        stop.set()
+        supervisor.join(5)
+        assert seen_down and " down;" not in conf.read_text() and running.servers[port].poll() is None
+        assert get(running.url + "/liveness")[0] == 200                     # nginx reloaded, still answering

@@ -1,6 +1,7 @@
 """Where memory fails (app/dashboards/memory_fails/): its numbers against independent loops and the engine."""
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -256,3 +257,18 @@ def test_the_curve_text_keeps_its_two_tests_apart_and_its_estimate_to_the_sum_ru
     assert f"error {error} with one-hot values; {accuracy}% right with dense values" in formulas
     assert "**linear** read-out" in formulas and any("linear read-out" in label for label in legend)
     assert ("(N-1)/d_k" in formulas) == (rule == "sum")
+
+
+def test_a_new_seed_is_computed_off_the_event_loop(monkeypatch):
+    """On a server, a new seed's curve and run go to the CURVES worker (seconds for d_k = 64, which
+    stopped every other session's knobs); the store takes them when they come back."""
+    asked = []
+    worker = SimpleNamespace(submit=lambda compute, done, on_error: asked.append((compute, done)))
+    monkeypatch.setattr(mf, "CURVES", worker)
+    store = mf.MemoryStore(d_k=8, pairs=4)
+    before = store.curve
+    store.seed = 3
+    assert len(asked) == 1 and store.curve is before                       # nothing computed on the loop
+    compute, done = asked[0]
+    done(compute())
+    assert store.curve is mf.curve("sum", 8, "random", 0, 3) and store.run is mf.recall("sum", 8, "random", 4, 0, 3)

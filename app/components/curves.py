@@ -87,7 +87,8 @@ class CurvesPicture:
 
     def show(self, name, x, y):
         """These points of series `name`."""
-        data = {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+        # copies: the arrays may be a process-wide cache's, and a data source's columns belong to one session
+        data = {"x": np.array(x, dtype=float), "y": np.array(y, dtype=float)}
         if name in self.filters:
             self._filtered(name, data, lambda f: show_all(f, len(x)))
             return
@@ -109,7 +110,7 @@ class CurvesPicture:
         """A run of series `name`, one point per frame: frame t shows points 0 … t (upto) or point t alone.
         Dots hide the others with a frame filter; a line keeps all its points in `y_all` and the Player
         cuts it after frame t (NaN: a gap), as Bokeh filters no line."""
-        x, y, t = np.asarray(x, dtype=float), np.asarray(y, dtype=float), min(t, len(x) - 1)
+        x, y, t = np.array(x, dtype=float), np.array(y, dtype=float), min(t, len(x) - 1)        # copies, as above
         if name in self.filters:
             self._filtered(name, {"x": x, "y": y}, lambda f: set_frame(f, 1, t, upto=upto))
             return

@@ -13,6 +13,7 @@ carries its own ffmpeg binary.
 import csv
 import io
 import os
+import re
 import tempfile
 import time
 import zipfile
@@ -217,23 +218,43 @@ def zip_bytes(images, fps, budget):
 
 
 def csv_bytes(page, table):
-    """The table with a header: the page, its link, its settings, the units; then one row per line."""
+    """The table with a header: the page, its link, its settings, the units; then one row per line.
+    Text that came from a visitor (typed words, a URL's values) stays on its header line or in its
+    cell (`one_line`, `text_cell`)."""
     out = io.StringIO()
     settings = "&".join(f"{k}={v}" for k, v in page.settings().items())
-    out.write(f"# Lineare · {page.title()} · {table.title}\n")
-    out.write(f"# /{page.slug}?{settings}&lang={page.language}\n")
+    out.write(f"# {one_line(f'Lineare · {page.title()} · {table.title}')}\n")
+    out.write(f"# {one_line(f'/{page.slug}?{settings}&lang={page.language}')}\n")
     for note in table.notes:
-        out.write(f"# {note}\n")
+        out.write(f"# {one_line(note)}\n")
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(table.columns)
+    writer.writerow([text_cell(name) for name in table.columns])
     writer.writerows([[cell(v) for v in row] for row in table.rows])
     return out.getvalue().encode("utf-8")
 
 
+CONTROL = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
+FORMULA_START = ("=", "+", "-", "@")       # a spreadsheet reads a cell starting so as a formula
+
+
+def one_line(text):
+    """`text` with every control character (a newline, a tab, a carriage return …) made a space."""
+    return CONTROL.sub(" ", str(text))
+
+
+def text_cell(text):
+    """A text cell a spreadsheet shows as text: on one line, and a leading = + - @ escaped with a quote."""
+    text = one_line(text)
+    return "'" + text if text.startswith(FORMULA_START) else text
+
+
 def cell(value):
-    """A CSV cell: floats in full (they read back to the same number), NaN and ±inf empty, the rest as text."""
+    """A CSV cell: floats in full (they read back to the same number), NaN and ±inf empty, numbers as
+    numbers (a minus sign is theirs), text as `text_cell`."""
     if isinstance(value, (float, np.floating)):
         return repr(float(value)) if np.isfinite(value) else ""
     if isinstance(value, (np.integer, np.bool_)):
         return value.item()
-    return "" if value is None else value
+    if isinstance(value, (bool, int)):
+        return value
+    return "" if value is None else text_cell(value)

@@ -5,6 +5,9 @@
 callback: the file is made on one export thread for the whole process (so the event loop and the other
 visitors go on), the progress bar follows frame by frame, and a refusal is shown as a message instead
 of a file. At most `MAX_WAITING` exports wait or run at once; past that a visitor is asked to retry.
+One session has at most one export at a time (the button is disabled meanwhile, but a client's clicks
+may still arrive), and its next one waits until PAUSE_S after its last one ended, so that one session
+cannot keep the export thread to itself.
 
 The picture of "this step" needs the frame the browser shows, which the player never sends back: a
 small `FrameProbe` reads it (and the speed) from the address bar when a visitor presses the download
@@ -14,6 +17,7 @@ import asyncio
 import html
 import io
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import panel as pn
@@ -29,6 +33,7 @@ from app.work import on_next_tick
 
 EXPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-export")
 MAX_WAITING = 2
+PAUSE_S = 5                  # a session's next export starts (waits until) this long after its last one ended
 _waiting = [0]
 _lock = threading.Lock()
 
@@ -44,6 +49,8 @@ class FrameProbe(JSComponent):
 
     frame = param.Integer(default=-1, doc="the frame shown when the download was pressed (−1: unknown)")
     speed = param.Number(default=0.0, doc="the player's speed then (0: unknown)")
+
+    BROWSER_WRITES = ("frame", "speed")           # what the server accepts from the browser (app/websocket.py)
 
     _esm = """
     export function render({ model }) {
@@ -117,6 +124,7 @@ class ExportSection(pn.viewable.Viewer):
         self.layout = pn.Card(title=_("Download"), collapsed=True, sizing_mode="stretch_width",
                               css_classes=["lineare-downloads"])
         self.layout.param.watch(self._opened, "collapsed")
+        self._making, self._ended = False, -PAUSE_S     # this session's export, and when its last one ended
 
     def __panel__(self):
         return self.layout
@@ -142,11 +150,19 @@ class ExportSection(pn.viewable.Viewer):
         if self.probe.frame >= 0:
             page.frame = self.probe.frame
         fps = self.probe.speed or page.speed or 2.0
+        if self._making:
+            self._say(_("Your file is still being made: wait until it is ready."), "refused")
+            return None
+        self._making = True
+        wait = PAUSE_S - (time.monotonic() - self._ended)
+        if wait > 0:                                 # the session's last file ended just now: others first
+            await asyncio.sleep(wait)
         with _lock:
             busy = _waiting[0] >= MAX_WAITING
             if not busy:
                 _waiting[0] += 1
         if busy:
+            self._making = False
             self._say(_("The server is making other files right now: try again in a minute."), "refused")
             return None
         doc = pn.state.curdoc
@@ -170,6 +186,7 @@ class ExportSection(pn.viewable.Viewer):
             self._say(str(refusal), "refused")
             return None
         finally:
+            self._making, self._ended = False, time.monotonic()
             self.button.disabled, self.progress.visible = False, False
         self.button.filename = result.filename
         self._say(_("Ready: {name} ({size} kB).").format(name=result.filename,

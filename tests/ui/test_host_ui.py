@@ -28,7 +28,8 @@ def hosted(chromium, tmp_path_factory):
     require_nginx()
     run_dir = tmp_path_factory.mktemp("hosted")
     args = host.parse(["--port", str(host.free_port()), "--address", "127.0.0.1", "--first-server-port", "0",
-                       "--workers", "2", "--max-sessions", str(CAP), "--run-dir", str(run_dir)])
+                       "--workers", "2", "--max-sessions", str(CAP), "--per-address", str(CAP),   # all from 127.0.0.1
+                       "--run-dir", str(run_dir)])
     with host.Host(args) as running:
         yield running
 

@@ -25,6 +25,7 @@ import torch
 import torch.nn.functional as F
 
 from app.mechanism import D_K
+from app.shared import shared_cache
 from app.variants import ORDER, REGISTRY
 from engine.gates import make_gates, retnet_log_decay
 from engine.ops.recurrent import gates_at
@@ -88,7 +89,7 @@ def transitions(variant, keys, beta=1.0):
     return A[:, 0].reshape(*keys.shape[:-1], D, D)
 
 
-@functools.lru_cache(maxsize=None)
+@shared_cache(maxsize=None)
 def forgetting_curve(variant):
     """[TOKENS + 1]: the mean share of a pair written at token 0 left after n = 0 … TOKENS tokens."""
     first, later = texts()
@@ -100,7 +101,7 @@ def forgetting_curve(variant):
     return torch.stack(shares, 1).mean(0).numpy()
 
 
-@functools.lru_cache(maxsize=None)
+@shared_cache(maxsize=None)
 def eigenvalues(variant, beta=1.0):
     """The eigenvalues of A_t at one token (the first random key), real parts, sorted [D]. Every
     transition here is symmetric (a diagonal, or a diagonal minus κ̂κ̂ᵀ scaled), so they are real."""

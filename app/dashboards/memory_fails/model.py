@@ -14,6 +14,7 @@ import param
 import torch
 
 from app.checkpoints import load_model, one_thread, step_through
+from app.shared import shared_cache
 from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
 from app.work import Shared, Worker, current_document, on_next_tick
@@ -81,7 +82,7 @@ def dense_values(count, dim, seed):
     return values / values.norm(dim=1, keepdim=True)                       # [W, d_v], unit rows
 
 
-@functools.lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def recall(rule, d_k, keys, pairs, rewrites, seed):
     """One run of the experiment (deterministic, so kept for the process)."""
     data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed)
@@ -95,7 +96,7 @@ def recall(rule, d_k, keys, pairs, rewrites, seed):
                   queries=data.queries.numpy(), right=wins(cosines, data.targets).numpy())
 
 
-@functools.lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def curve(rule, d_k, keys, rewrites, seed):
     """The capacity curve as arrays: pairs, error (plain read-out), best (least-squares read-out),
     bound (closed form), accuracy (dense values, nearest stored value), each averaged over TRIALS."""
@@ -104,7 +105,7 @@ def curve(rule, d_k, keys, rewrites, seed):
         sums = np.zeros(3)
         for trial in range(TRIALS):
             run = recall(rule, d_k, keys, N, rewrites, seed + trial)
-            error, best, _plain_accuracy = measure(*(torch.from_numpy(x) for x in (run.weights, run.targets,
+            error, best, _plain_accuracy = measure(*(torch.tensor(x) for x in (run.weights, run.targets,
                                                                                     run.queries)))
             sums += (error, best, run.right.mean())
         rows.append((N, *(sums / TRIALS), bound(N, d_k)))
@@ -147,7 +148,7 @@ def map_row(rule, d_k, keys, rewrites, seed, alpha, beta):
     return pairs, np.array([dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta) for N in pairs])
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     """Accuracy over d_k × N: {"d_k": [..], "pairs": [array per d_k], "accuracy": [array per d_k]}.
 
@@ -156,7 +157,7 @@ def accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     return _accuracy_map(rule, keys, rewrites, seed, alpha, beta)
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def _accuracy_map(rule, keys, rewrites, seed, alpha, beta):
     with one_thread():                                  # the other core keeps serving pages
         rows = [map_row(rule, d_k, keys, rewrites, seed, alpha, beta) for d_k in D_KS]
@@ -215,7 +216,7 @@ def _model(variant):
     return load_model(variant)[0]                    # cached per process, checksums verified
 
 
-@functools.lru_cache(maxsize=32)
+@shared_cache(maxsize=32)
 def trained_example(task, example):
     inputs, targets = example_inputs(task, 1, EXAMPLE_SEED + example)               # [1, L]
     scored = targets[0] != tasks.IGNORE
@@ -274,6 +275,17 @@ HELD_OUT = Shared()                 # task → {variant: accuracy}
 # capacity experiment ~50 times. Each session has at most one job of each in the queue (`Latest`).
 PROBER = Worker("forensics")
 MAPPER = Worker("accuracy-map")
+# A new seed or size runs the capacity experiment again (seconds for d_k = 64): off the event loop, so
+# that a visitor turning the seed does not stop every other session's knobs meanwhile.
+CURVES = Worker("capacity-curve")
+
+
+def curve_and_run(rule, d_k, keys, pairs, rewrites, seed):
+    """{curve, run} of a store's settings."""
+    # one thread: these are many small runs, which two threads on two busy cores made 7–45× slower
+    # (gated delta rule, d_k = 32: 4–27 s against 0.4–0.6 s)
+    with one_thread():
+        return {"curve": curve(rule, d_k, keys, rewrites, seed), "run": recall(rule, d_k, keys, pairs, rewrites, seed)}
 
 
 class Latest:
@@ -348,6 +360,9 @@ class MemoryStore(param.Parameterized):
     def __init__(self, **params):
         super().__init__(**params)
         self.param.update(**self.fits())
+        self._curves = Latest(CURVES, lambda: (self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed),
+                              curve_and_run, lambda result: self.param.update(**result), lambda _error: None,
+                              lambda _busy: None)
         self.param.watch(self._changed, ["rule", "d_k", "keys", "rewrites", "pairs", "query", "seed", "probe_query"])
         self.param.watch(self._trained_changed, ["task", "example"])
         self.param.watch(self._count_accuracy, ["task"])
@@ -406,15 +421,10 @@ class MemoryStore(param.Parameterized):
             on_next_tick(current_document(), lambda: self.param.update(**self.fits()))
             return
         if {e.name for e in events} - {"query", "probe_query"}:
-            self._compute()
+            self._curves.ask()                      # on CURVES in a server, at once without one
 
     def _compute(self):
-        # one thread: these are many small runs, which two threads on two busy cores made 7–45× slower
-        # (gated delta rule, d_k = 32: 4–27 s against 0.4–0.6 s)
-        with one_thread():
-            computed = {"curve": curve(self.rule, self.d_k, self.keys, self.rewrites, self.seed),
-                        "run": recall(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed)}
-        self.param.update(**computed)
+        self.param.update(**curve_and_run(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed))
 
     def _trained_changed(self, *_events):
         self.trained = trained_example(self.task, self.example)

@@ -1,0 +1,400 @@
+"""A hostile client against a running `python -m app`: query arguments that would move where scripts
+load from, and Bokeh protocol messages a browser of ours never sends (app/security.py, app/websocket.py).
+
+Each attack is checked the way a visitor would meet it: a second, fresh session pulls its page and
+must see exactly what it saw before the attack.
+"""
+import asyncio
+import re
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+from bokeh.models import ColumnDataSource, Slider
+from bokeh_wire import Wire, changed, fingerprint, page_token, stable
+
+from app import security
+from app.devtools import running_server
+
+COMMAND = ("python -m app --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
+           "--secret-key-file {key} > {log} 2>&1")
+EVIL = "http://evil.example/"
+
+
+class Server:
+    def __init__(self, url, log):
+        self.url, self.log = url, log
+
+    def get(self, path):
+        """(status, headers, body) of a GET; an HTTP error is an answer too."""
+        try:
+            with urllib.request.urlopen(self.url + path, timeout=120) as response:
+                return response.status, response.headers, response.read().decode("utf-8", "replace")
+        except urllib.error.HTTPError as error:
+            return error.code, error.headers, error.read().decode("utf-8", "replace")
+
+    def mark(self):
+        return len(self.log.read_text(encoding="utf-8", errors="replace").splitlines())
+
+    def lines_since(self, mark):
+        time.sleep(0.5)
+        lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()[mark:]
+        return [line for line in lines if "WebSocket connection" not in line and "ServerConnection" not in line]
+
+    def run(self, coroutine):
+        return asyncio.run(coroutine)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("websocket")
+    log = folder / "server.log"
+    command = COMMAND.replace("{key}", str(folder / "key")).replace("{log}", str(log))
+    with running_server(shell_command=command) as url:
+        while "with process id" not in log.read_text():
+            time.sleep(0.1)
+        yield Server(url, log)
+
+
+def addresses(page):
+    """Every script's and stylesheet's address in a page."""
+    return re.findall(r'<script[^>]*\bsrc="([^"]*)"', page) + re.findall(r'<link[^>]*\bhref="([^"]*)"', page)
+
+
+# ---------------------------------------------------------------------------------------------- 0: links
+
+
+@pytest.mark.parametrize("argument", ["bokeh-absolute-url", "bokeh-app-path", "bokeh-autoload-element",
+                                      "bokeh-api", "bokeh-version"])
+def test_a_bokeh_argument_in_a_link_does_not_move_scripts_and_styles(server, argument):
+    status, _, plain = server.get("/state")
+    status_evil, _, page = server.get(f"/state?{argument}={EVIL}")
+    assert status == status_evil == 200
+    assert "evil.example" not in page
+    assert addresses(page) and addresses(page) == addresses(plain)
+    assert all(not re.match(r"^(https?:)?//", address) for address in addresses(page)), addresses(page)
+
+
+def test_autoload_cannot_point_a_page_at_another_host(server):
+    status, _, body = server.get(f"/state/autoload.js?bokeh-autoload-element=x&bokeh-absolute-url={EVIL}")
+    assert status == 400 and "evil.example" not in body
+
+
+def test_the_classroom_server_sends_the_hosted_mode_security_headers(server):
+    expected = security.security_headers()
+    assert "default-src 'self'" in expected["Content-Security-Policy"]
+    for path in ["/state", "/static/js/bokeh.min.js", "/no-such-page"]:
+        _, headers, _ = server.get(path)
+        assert {name: headers.get(name) for name in expected} == expected, path
+
+
+# ---------------------------------------------------------------------------------------------- 1: patches
+
+
+async def fresh(url, path):
+    """A new session of `path`: (its token, its Document as pulled)."""
+    token = await asyncio.to_thread(page_token, url + path)
+    async with Wire.open(url, path, token=token) as wire:
+        return token, await wire.pull()
+
+
+def _first(document, kind, test=lambda model: True):
+    return next(model for model in document.models if isinstance(model, kind) and test(model))
+
+
+def _curve_source(document):
+    return _first(document, ColumnDataSource, lambda s: len(s.data.get("y", ())) > 1)
+
+
+ATTACKS = {
+    "ColumnsPatched": lambda d: [{"kind": "ColumnsPatched", "model": {"id": s.id}, "attr": "data",  # every curve
+                                  "patches": {"type": "map", "entries": [["y", [[0, 0.5], [1, 0.5]]]]}}
+                                 for s in d.models if isinstance(s, ColumnDataSource) and len(s.data.get("y", ())) > 1],
+    "ColumnsStreamed": lambda d: {"kind": "ColumnsStreamed", "model": {"id": _curve_source(d).id}, "attr": "data",
+                                  "data": {"type": "map", "entries": [["x", [1.0]], ["y", [0.5]]]}},
+    "ColumnDataChanged": lambda d: {"kind": "ColumnDataChanged", "model": {"id": _curve_source(d).id},
+                                    "attr": "data", "data": {"type": "map", "entries": [["y", [0.5, 0.5]]]}},
+    "data": lambda d: {"kind": "ModelChanged", "model": {"id": _curve_source(d).id}, "attr": "data",
+                       "new": {"type": "map", "entries": [["y", [0.5, 0.5]]]}},
+    "RootRemoved": lambda d: {"kind": "RootRemoved", "model": {"id": d.roots[0].id}},
+    "RootAdded": lambda d: {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil1",
+                                                           "attributes": {"text": "the demo moved to evil.example"}}},
+    "TitleChanged": lambda d: {"kind": "TitleChanged", "title": "the demo moved to evil.example"},
+    "a slider's title": lambda d: {"kind": "ModelChanged", "model": {"id": _first(d, Slider).id}, "attr": "title",
+                                   "new": "the demo moved to evil.example"},
+    "a slider's end": lambda d: {"kind": "ModelChanged", "model": {"id": _first(d, Slider).id}, "attr": "end",
+                                 "new": 1e9},
+    "a new model as a value": lambda d: {"kind": "ModelChanged", "model": {"id": _first(d, Slider).id},
+                                         "attr": "value", "new": {"type": "object", "name": "Div", "id": "evil2"}},
+    "a value out of bounds": lambda d: {"kind": "ModelChanged", "model": {"id": _first(d, Slider).id},
+                                        "attr": "value", "new": 1e9},
+}
+
+
+def test_a_client_cannot_change_what_a_later_visitor_sees(server):
+    """Where memory fails: its curves come from process-wide caches, the attack's target in the issue.
+    One attacking session, a new connection to it per attack (three refusals close one); then a fresh
+    visitor's page is compared with the page before the attacks."""
+    async def scenario():
+        seen = fingerprint((await fresh(server.url, "/memory-fails"))[1])
+        token, document = await fresh(server.url, "/memory-fails")
+        again = fingerprint(document)
+        answers = {}
+        for attack, event in ATTACKS.items():
+            mark = server.mark()
+            async with Wire.open(server.url, "/memory-fails", token=token) as attacker:
+                document = await attacker.pull()
+                before = fingerprint(document)
+                events = event(document)
+                reply = await attacker.patch(events if isinstance(events, list) else [events])
+            async with Wire.open(server.url, "/memory-fails", token=token) as attacker:
+                own = fingerprint(await attacker.pull())
+            answers[attack] = reply, own == before, server.lines_since(mark)
+        async with Wire.open(server.url, "/memory-fails") as later:
+            return seen, again, fingerprint(await later.pull()), answers
+
+    seen, again, later, answers = server.run(scenario())
+    assert sum(stable(seen, again).values()) > 40                              # what is compared
+    assert changed(seen, again, later) == []
+    for attack, (reply, unchanged, lines) in answers.items():
+        assert reply == ("ERROR", "refused"), attack                             # short, no traceback
+        assert unchanged, f"{attack} changed the attacker's own page"
+        assert len(lines) == 1 and "refused" in lines[0] and len(lines[0]) < 300, (attack, lines)
+
+
+def test_push_doc_and_unknown_messages_are_refused(server):
+    async def scenario():
+        async with Wire.open(server.url, "/state") as wire:
+            await wire.send(wire.message("PUSH-DOC", {"doc": {"roots": [], "title": "evil"}}))
+            pushed = await wire.reply()
+            await wire.send(wire.message("EVIL", {}))
+            return pushed.msgtype, pushed.content, await wire.read()
+
+    mark = server.mark()
+    kind, content, after_unknown = server.run(scenario())
+    assert kind == "ERROR" and content == {"text": "refused", "traceback": None}
+    assert after_unknown is None                                   # a message Bokeh cannot read: closed
+    lines = server.lines_since(mark)
+    assert len(lines) == 2 and all("refused" in line and len(line) < 300 for line in lines), lines
+
+
+def test_refusals_close_the_connection_after_three(server):
+    async def scenario():
+        async with Wire.open(server.url, "/state") as wire:
+            replies = [await wire.patch([{"kind": "TitleChanged", "title": str(i)}]) for i in range(3)]
+            return replies, wire.connection.close_code
+
+    replies, code = server.run(scenario())
+    assert replies == [("ERROR", "refused")] * 2 + [(None, None)] and code == 1008
+
+
+def test_a_widget_value_within_bounds_is_applied(server):
+    async def scenario():
+        async with Wire.open(server.url, "/memory-fails") as wire:
+            slider = _first(await wire.pull(), Slider)
+            return await wire.patch([{"kind": "ModelChanged", "model": {"id": slider.id}, "attr": "value",
+                                      "new": slider.start}])
+
+    assert server.run(scenario()) == ("OK", None)
+
+
+def test_an_unreadable_or_huge_message_closes_the_connection_with_one_short_line(server):
+    async def scenario(*fragments):
+        async with Wire.open(server.url, "/state") as wire:
+            await wire.send_raw(*fragments)
+            return await wire.read()
+
+    mark = server.mark()
+    assert server.run(scenario("{not json", "{}", "{}")) is None
+    assert server.run(scenario("x" * (300 * 1024))) is None                   # above the 256 KB a message may have
+    lines = server.lines_since(mark)
+    assert lines and len(lines) <= 2 and all(len(line) < 300 for line in lines), lines
+    assert not any("Traceback" in line for line in lines)
+
+
+# ---------------------------------------------------------------------------------------------- shared arrays
+
+
+def test_cached_arrays_shared_by_every_session_are_read_only():
+    from app.dashboards.architectures import model as architectures
+    from app.dashboards.memory_fails import model as memory_fails
+
+    curve = memory_fails.curve("delta", 16, "random", 0, 0)
+    run = memory_fails.recall("delta", 16, "random", 8, 0, 0)
+    for array in [*curve.values(), run.weights, run.targets, architectures.forgetting_curve("retnet")]:
+        assert isinstance(array, np.ndarray) and not array.flags.writeable
+        with pytest.raises(ValueError):
+            array[0] = 0.5
+
+
+# ---------------------------------------------------------------------------------------------- 2: kept sessions
+
+
+def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
+    """--reuse-sessions on a server nobody primed: Panel handed the first visitor of a page the kept
+    session's own token, so that visitor's messages changed the session every later GET renders. In
+    process, with a one-line page: the session ids of the visitors' tokens are never a kept session's."""
+    import panel as pn
+    from bokeh.util.token import get_session_id
+    from panel.io.state import state
+
+    from app.devtools import free_port
+
+    security.install()
+    monkeypatch.setattr(pn.config, "reuse_sessions", True)
+    monkeypatch.setattr(state, "_sessions", {})
+    monkeypatch.setattr(state, "_session_key_funcs", {})
+    port = free_port()
+    server = pn.serve({"page": lambda: pn.pane.Markdown("one line")}, port=port, address="127.0.0.1",
+                      threaded=True, show=False, websocket_origin=[f"127.0.0.1:{port}"])
+    try:
+        deadline = time.monotonic() + 30
+        tokens = []
+        while len(tokens) < 3:
+            try:
+                tokens.append(page_token(f"http://127.0.0.1:{port}/page"))
+            except (OSError, AttributeError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        kept = {session.id for session in state._sessions.values()}
+        visitors = {get_session_id(token) for token in tokens}
+        assert len(kept) == 1 and len(visitors) == 3 and not kept & visitors
+    finally:
+        server.stop()
+
+
+# ---------------------------------------------------------------------------------------------- fuzz
+
+PAGES = ["/", "/state", "/memory-fails", "/architectures", "/two-bills", "/transition", "/softmax",
+         "/parallel-recurrent"]
+FUZZ_MESSAGES = 40                  # per page: 320 in all
+LOG_BYTES_PER_MESSAGE = 300
+
+
+def random_value(rng, ids):
+    choices = [None, True, 0, -1, 0.5, 1e308, 1e9, "x" * 20_000, "<script>alert(1)</script>", [1, 2, 3],
+               [[1], [2, [3]]], {"type": "number", "value": "nan"}, {"type": "object", "name": "Div", "id": "z"},
+               {"id": rng.choice(ids)}, {"type": "map", "entries": [["y", [0.5]]]},
+               {"type": "ndarray", "array": {"type": "bytes", "data": "AAAA"}, "shape": [1], "dtype": "float32",
+                "order": "little"}, "\n" * 3 + "=1+1"]
+    return choices[rng.integers(len(choices))]
+
+
+def random_event(rng, document):
+    models = list(document.models)
+    ids = [m.id for m in models]
+    model = models[rng.integers(len(models))]
+    sources = [m.id for m in models if isinstance(m, ColumnDataSource)] or ids
+    widgets = [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
+    widget = widgets[rng.integers(len(widgets))]
+    attrs = sorted(model.properties()) + ["__class__", "x" * 300, "data", "js_property_callbacks"]
+    kind = rng.integers(9)
+    if kind == 0:
+        return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attrs[rng.integers(len(attrs))],
+                "new": random_value(rng, ids)}
+    if kind == 1:
+        attr = "value" if "value" in widget.properties() else "active"
+        return {"kind": "ModelChanged", "model": {"id": widget.id}, "attr": attr, "new": random_value(rng, ids)}
+    if kind == 2:
+        return {"kind": "ModelChanged", "model": {"id": "p" + str(rng.integers(10**9))}, "attr": "value", "new": 1}
+    if kind == 3:
+        name = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"][rng.integers(3)]
+        return {"kind": name, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
+                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
+    if kind == 4:
+        return [{"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
+                {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
+                {"kind": "TitleChanged", "title": "evil"}][rng.integers(3)]
+    if kind == 5:
+        name = ["document_ready", "tap", "evil_event", "esm_event", "dom_event"][rng.integers(5)]
+        return {"kind": "MessageSent", "msg_type": "bokeh_event",
+                "msg_data": {"type": "event", "name": name,
+                             "values": {"type": "map", "entries": [["model", {"id": rng.choice(ids)}]]}}}
+    if kind == 6:
+        return {"kind": "MessageSent", "msg_type": "evil", "msg_data": random_value(rng, ids)}
+    if kind == 7:
+        return {"kind": "Evil" + str(rng.integers(100)), "model": {"id": model.id}}
+    return random_value(rng, ids)                                    # not even an event
+
+
+async def send_random(rng, wire, document):
+    """One random message: mostly PATCH-DOCs of 1-3 events, else another type or broken fragments."""
+    kind = rng.integers(10)
+    if kind < 7:
+        events = [random_event(rng, document) for _ in range(1 + rng.integers(3))]
+        await wire.send(wire.message("PATCH-DOC", {"events": events}))
+    elif kind == 7:
+        await wire.send(wire.message(["PUSH-DOC", "OK", "ERROR", "EVIL"][rng.integers(4)], {"doc": {}}))
+    elif kind == 8:
+        await wire.send_raw('{"msgid": "1", "msgtype": "PATCH-DOC"', "{}", "{}")      # not JSON
+    else:
+        await wire.send_raw(b"\x00\x01binary first")
+
+
+def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
+    """Random PATCH-DOC events and messages against every page: replies are short ("refused", no
+    traceback), the log grows by a bounded amount per message, and a fresh session sees what it saw."""
+    rng = np.random.default_rng(23)
+
+    async def fuzz(path):
+        seen = fingerprint((await fresh(server.url, path))[1])
+        token, document = await fresh(server.url, path)                  # the attacker's session
+        again = fingerprint(document)
+        replies, wire = [], None
+        for _ in range(FUZZ_MESSAGES):
+            if wire is None or wire.connection.close_code is not None:
+                wire = await Wire.connect(server.url, path, token)
+            await send_random(rng, wire, document)
+            try:
+                replies.append(await wire.reply(timeout=20))
+            except asyncio.TimeoutError:
+                replies.append("no answer")
+                wire.connection.close()
+                wire = None
+        if wire is not None:
+            wire.connection.close()
+        async with Wire.open(server.url, path) as later:
+            return seen, again, fingerprint(await later.pull()), replies
+
+    for path in PAGES:
+        mark, size = server.mark(), server.log.stat().st_size
+        seen, again, later, replies = server.run(fuzz(path))
+        lines = server.lines_since(mark)
+        assert changed(seen, again, later) == [], path
+        assert not [r for r in replies if r == "no answer"], path
+        for reply in replies:
+            assert reply is None or reply.msgtype == "OK" or (
+                reply.msgtype == "ERROR" and reply.content == {"text": "refused", "traceback": None}), (path, reply)
+        assert not any("Traceback" in line for line in lines), (path, lines[:5])
+        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * FUZZ_MESSAGES + 2000, (path, lines[:20])
+
+
+# ---------------------------------------------------------------------------------------------- 3: idle connections
+
+
+def test_an_idle_connection_is_closed_and_a_page_in_view_is_kept(tmp_path):
+    """--idle-minutes 0.1 (6 s): a socket that only answers pings is closed, one whose page sends its
+    sign of life (app/components/presence.py) stays open."""
+    log = tmp_path / "server.log"
+    command = (COMMAND.replace("{key}", str(tmp_path / "key")).replace("{log}", str(log))
+               .replace(" > ", " --idle-minutes 0.1 > "))
+    with running_server(shell_command=command) as url:
+        async def scenario():
+            quiet = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            alive = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            presence = next(m for m in (await alive.pull()).models if "seen" in m.properties())
+            replies = []
+            for beat in range(6):
+                await asyncio.sleep(2.5)
+                replies.append(await alive.patch([{"kind": "ModelChanged", "model": {"id": presence.id},
+                                                   "attr": "seen", "new": beat + 1}]))
+            codes = quiet.connection.close_code, alive.connection.close_code
+            alive.connection.close()
+            return replies, codes
+
+        replies, (quiet_code, alive_code) = asyncio.run(scenario())
+    assert replies == [("OK", None)] * 6
+    assert quiet_code == 1000 and alive_code is None
