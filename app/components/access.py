@@ -86,7 +86,8 @@ _DRAWER_SCRIPT = """<script>
       }
       var table = shadow && shadow.querySelector("table");
       if (table && view.el.style.overflowX !== "auto" && table.offsetWidth > view.el.clientWidth + 1) {
-        view.el.style.overflowX = "auto";           // a wide table scrolls in its own box, not the page
+        view.el.style.overflowX = "auto";           // a wide table scrolls in its own box, not the page,
+        view.el.tabIndex = 0;                       // which the keyboard can reach and scroll
       }
     });
   }
