@@ -18,7 +18,7 @@ from bokeh_wire import Wire, changed, fingerprint, page_token, stable
 from app import security
 from app.devtools import running_server
 
-COMMAND = ("python -m app --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
+COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
            "--secret-key-file {key} > {log} 2>&1")
 EVIL = "http://evil.example/"
 
