@@ -9,7 +9,7 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
---secret-key-file, --build-on-loop; anything after `--` goes to `panel serve` unchanged.
+--secret-key-file, --build-on-loop, --max-waiting-builds; anything after `--` goes to `panel serve` unchanged.
 
 A classroom opens the same link at once, and a page costs the server about a second of CPU to
 build: so it serves from one process per core by default (Tornado forks them after binding the port;
