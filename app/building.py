@@ -44,7 +44,8 @@ SWITCH_INTERVAL_S = 0.001
 MAX_WAITING = 16                      # builds waiting or running per server (--max-waiting-builds)
 BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
 log = logging.getLogger("lineare.building")
-# the websocket a session is being made for (set around Bokeh's _async_open): its build is skipped once it has closed
+# a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
+# skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
 ASKER = contextvars.ContextVar("lineare_asker", default=None)
 builds = {"built": 0, "skipped": 0, "refused": 0}
 waiting = set()                       # per build waiting or running: its websocket, or a stand-in for a GET's
@@ -150,7 +151,7 @@ def install():
         builds["built"] += 1
 
     async def on_session_created(self, session_context):
-        asker = ASKER.get() or object()
+        asker = (ASKER.get() or object)() or object()     # the websocket, or a stand-in for a GET's build
         waiting.add(asker)                          # first, before any await: the cap counts it at once
         try:
             await created(self, session_context)
@@ -205,8 +206,11 @@ def skip_gone_and_cap():
                         self.request.remote_ip, MAX_WAITING)
             self.close(BUSY_CODE, BUSY_REASON)
             return
-        ASKER.set(self)                                 # this task's context: seen by on_session_created
-        await async_open(self, token)
+        asking = ASKER.set(weakref.ref(self))           # this task's context: seen by on_session_created
+        try:
+            await async_open(self, token)
+        finally:
+            ASKER.reset(asking)
         if getattr(self, "lineare_gone", False):
             if self.connection in self.application._clients:
                 # it closed while its session was made: Bokeh's on_close found no connection to let go
