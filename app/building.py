@@ -18,6 +18,12 @@ the current document in a context variable (copied into the thread); Bokeh keeps
 pop in each other's way, so that stack is made one per thread. One builder thread: pages are built
 one at a time, in the order asked.
 
+A build waits its turn; when its turn comes and the websocket that asked for it has closed meanwhile
+(a visitor who left, a script opening and closing sockets), the build is skipped and the session is
+discarded at the next check instead of living another minute. At most `MAX_WAITING` builds wait or
+run at once per server (`python -m app --max-waiting-builds`): past it a new websocket is closed at
+once with code 1013 ("try again later") and one log line, rather than queued behind a crowd.
+
 `freeze_model_walks()` (for every server, --build-on-loop too): Bokeh walks a document's whole model
 graph again after each change that may add or drop a model (a new root, a list of children, a
 stylesheet); while a page is built or a knob's callbacks run, those walks are put off to one at the
@@ -26,6 +32,7 @@ end, if any. The state page was built 35 walks deep: 1.4 s → 0.8 s (measured i
 import asyncio
 import contextlib
 import contextvars
+import logging
 import sys
 import threading
 import weakref
@@ -34,6 +41,19 @@ from concurrent.futures import ThreadPoolExecutor
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
 SWITCH_INTERVAL_S = 0.001
+MAX_WAITING = 16                      # builds waiting or running per server (--max-waiting-builds)
+BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
+log = logging.getLogger("lineare.building")
+# a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
+# skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
+ASKER = contextvars.ContextVar("lineare_asker", default=None)
+builds = {"built": 0, "skipped": 0, "refused": 0}
+waiting = set()                       # per build waiting or running: its websocket, or a stand-in for a GET's
+
+
+def waiting_for_someone():
+    """Builds waiting or running whose websocket is still open (a skipped one costs next to nothing)."""
+    return sum(not getattr(asker, "lineare_gone", False) for asker in waiting)
 
 
 class PerThread:
@@ -123,16 +143,28 @@ def install():
         return
     built = weakref.WeakSet()                       # Documents built on the thread, not yet handed to Bokeh
 
+    def build(self, doc, asker):
+        if getattr(asker, "lineare_gone", False):
+            builds["skipped"] += 1                  # its visitor left while it waited: nobody will see it
+            return
+        initialize(self, doc)
+        builds["built"] += 1
+
     async def on_session_created(self, session_context):
-        await created(self, session_context)
-        doc = session_context._document
-        loop_thread = threading.get_ident()
-        context = contextvars.copy_context()        # Panel's current document and our language live there
+        asker = (ASKER.get() or object)() or object()     # the websocket, or a stand-in for a GET's build
+        waiting.add(asker)                          # first, before any await: the cap counts it at once
         try:
-            await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, initialize, self, doc)
+            await created(self, session_context)
+            doc = session_context._document
+            loop_thread = threading.get_ident()
+            context = contextvars.copy_context()    # Panel's current document and our language live there
+            try:
+                await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
+            finally:
+                built.add(doc)                      # even half built or skipped: never built twice
+                state._thread_id_[doc] = loop_thread    # from now on the loop's thread owns it
         finally:
-            built.add(doc)                          # even half built: never built twice
-            state._thread_id_[doc] = loop_thread    # from now on the loop's thread owns it
+            waiting.discard(asker)
 
     def initialize_document(self, doc):
         if doc in built:
@@ -147,6 +179,52 @@ def install():
     on_session_created.lineare = True
     Application.on_session_created, Application.initialize_document = on_session_created, initialize_document
     write_pulls_off_loop()
+    skip_gone_and_cap()
+
+
+def skip_gone_and_cap():
+    """Patch Bokeh's WSHandler (app/websocket.py patches its on_message and on_pong; these are its
+    _async_open and on_close): a websocket that closes marks itself gone, so that its build waiting on
+    BUILDER is skipped; one that would make a new session past MAX_WAITING builds is closed at once."""
+    from bokeh.server.views.ws import WSHandler
+
+    if getattr(WSHandler._async_open, "lineare", False):
+        return
+    async_open, on_close = WSHandler._async_open, WSHandler.on_close
+
+    async def _async_open(self, token):
+        from bokeh.util.token import get_session_id
+
+        if getattr(self, "lineare_gone", False):        # closed before it was opened: nothing to make
+            return
+        session_id = get_session_id(token)
+        context = self.application_context
+        new = session_id not in context._sessions and session_id not in context._pending_sessions
+        if new and waiting_for_someone() >= MAX_WAITING:
+            builds["refused"] += 1
+            log.warning("websocket %s from %s: refused, %d pages already waiting to be built", self.request.path,
+                        self.request.remote_ip, MAX_WAITING)
+            self.close(BUSY_CODE, BUSY_REASON)
+            return
+        asking = ASKER.set(weakref.ref(self))           # this task's context: seen by on_session_created
+        try:
+            await async_open(self, token)
+        finally:
+            ASKER.reset(asking)
+        if getattr(self, "lineare_gone", False):
+            if self.connection in self.application._clients:
+                # it closed while its session was made: Bokeh's on_close found no connection to let go
+                self.application.client_lost(self.connection)
+            session = context._sessions.get(session_id)
+            if new and session is not None:
+                session.request_expiration()            # discarded at the next check, not a minute later
+
+    def _on_close(self):
+        self.lineare_gone = True
+        on_close(self)
+
+    _async_open.lineare = True
+    WSHandler._async_open, WSHandler.on_close = _async_open, _on_close
 
 
 def write_pulls_off_loop():

@@ -9,7 +9,7 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
---secret-key-file, --build-on-loop; anything after `--` goes to `panel serve` unchanged.
+--secret-key-file, --build-on-loop, --max-waiting-builds; anything after `--` goes to `panel serve` unchanged.
 
 A classroom opens the same link at once, and a page costs the server about a second of CPU to
 build: so it serves from one process per core by default (Tornado forks them after binding the port;
@@ -147,6 +147,9 @@ def main(argv=None):
     parser.add_argument("--idle-minutes", type=float, default=10.0,
                         help="close a connection that sent nothing this long (an open, visible page tells the "
                              "server once a minute that it is there; default: %(default)s)")
+    parser.add_argument("--max-waiting-builds", type=int, default=16, metavar="N",
+                        help="pages waiting to be built per server process; past it a new visitor's websocket is "
+                             "closed with 'the server is busy' (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.num_procs is not None and args.num_procs < 0:
         parser.error("--num-procs must be 0 (one per core) or more")
@@ -184,6 +187,7 @@ def main(argv=None):
     from app import building
     building.freeze_model_walks()
     if not args.build_on_loop:
+        building.MAX_WAITING = max(1, args.max_waiting_builds)
         building.install()
     sys.argv = panel_serve_args(args, extra)
     return panel_main()

@@ -5,7 +5,9 @@ Each attack is checked the way a visitor would meet it: a second, fresh session 
 must see exactly what it saw before the attack.
 """
 import asyncio
+import contextlib
 import re
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +23,8 @@ from app.devtools import running_server
 COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
            "--secret-key-file {key} > {log} 2>&1")
 EVIL = "http://evil.example/"
+# lines a connection or a session writes (Bokeh's, and the operator's line per session built), not a message
+NOT_PER_MESSAGE = ("WebSocket connection", "ServerConnection", "session built for")
 
 
 class Server:
@@ -41,7 +45,7 @@ class Server:
     def lines_since(self, mark):
         time.sleep(0.5)
         lines = self.log.read_text(encoding="utf-8", errors="replace").splitlines()[mark:]
-        return [line for line in lines if "WebSocket connection" not in line and "ServerConnection" not in line]
+        return [line for line in lines if not any(word in line for word in NOT_PER_MESSAGE)]
 
     def run(self, coroutine):
         return asyncio.run(coroutine)
@@ -264,6 +268,131 @@ def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
         assert len(kept) == 1 and len(visitors) == 3 and not kept & visitors
     finally:
         server.stop()
+
+
+# ---------------------------------------------------------------------------------------------- 4: churn
+
+
+@contextlib.contextmanager
+def slow_page_server(monkeypatch, build_s, max_waiting=16):
+    """In process: a Panel server with --reuse-sessions whose pages are built on app.building's thread, as
+    `python -m app` builds them, of one page that takes `build_s` to build. Yields (url, Bokeh's session
+    table of the page, the page's builds so far); every patch is undone afterwards."""
+    import bokeh.io.doc
+    import panel as pn
+    from bokeh.server.session import ServerSession
+    from bokeh.server.views.ws import WSHandler
+    from panel.io.application import Application
+    from panel.io.state import state
+
+    from app import building
+    from app.devtools import free_port
+
+    for owner, name in ((Application, "on_session_created"), (Application, "initialize_document"),
+                        (ServerSession, "_handle_pull"), (WSHandler, "_async_open"), (WSHandler, "on_close"),
+                        (bokeh.io.doc, "_PATCHED_CURDOCS")):
+        monkeypatch.setattr(owner, name, getattr(owner, name))         # put back at the end
+    monkeypatch.setattr(building, "MAX_WAITING", max_waiting, raising=False)
+    monkeypatch.setattr(building, "builds", {"built": 0, "skipped": 0, "refused": 0}, raising=False)
+    monkeypatch.setattr(building, "waiting", set(), raising=False)
+    monkeypatch.setattr(pn.config, "reuse_sessions", True)
+    monkeypatch.setattr(state, "_sessions", {})
+    monkeypatch.setattr(state, "_session_key_funcs", {})
+    interval = sys.getswitchinterval()
+    security.install()
+    building.install()
+    calls = []
+
+    def page():
+        calls.append(1)
+        time.sleep(build_s)                          # what a page costs the builder
+        return pn.pane.Markdown("one line")
+
+    port = free_port()
+    server = pn.serve({"page": page}, port=port, address="127.0.0.1", threaded=True, show=False,
+                      websocket_origin=[f"127.0.0.1:{port}"], check_unused_sessions_milliseconds=200)
+    try:
+        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 30
+        while True:
+            try:
+                page_token(f"{url}/page")            # the kept session, built once
+                break
+            except (OSError, AttributeError):
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        bokeh_server = next(entry[0] for entry in state._servers.values() if entry[0].port == port)
+        yield url, bokeh_server._tornado._applications["/page"]._sessions, calls
+    finally:
+        server.stop()
+        sys.setswitchinterval(interval)
+
+
+async def open_socket(url, token):
+    from tornado.httpclient import HTTPRequest
+    from tornado.websocket import websocket_connect
+
+    host = url.split("//")[1]
+    request = HTTPRequest(f"ws://{host}/page/ws", headers={"Origin": f"http://{host}"})
+    return await websocket_connect(request, subprotocols=["bokeh", token])
+
+
+def test_a_build_is_skipped_when_its_websocket_is_already_gone(monkeypatch):
+    """20 × (GET, open the websocket, close it at once), then a real visitor. Each of the 20 sessions used
+    to be built in turn (and kept a minute more) before the visitor's; now a build whose websocket
+    closed while it waited is skipped and its session discarded."""
+    churn, build_s = 20, 0.3
+    with slow_page_server(monkeypatch, build_s) as (url, sessions, calls):
+        tokens = [page_token(f"{url}/page") for _ in range(churn + 1)]
+        kept = len(calls)
+
+        async def scenario():
+            sockets = await asyncio.gather(*(open_socket(url, token) for token in tokens[:churn]))
+            for socket in sockets:
+                socket.close()
+            await asyncio.sleep(0.2)
+            started = time.monotonic()
+            visitor = await open_socket(url, tokens[-1])
+            ack = await asyncio.wait_for(visitor.read_message(), 60)
+            waited = time.monotonic() - started
+            await asyncio.sleep(1.0)                 # a few checks of unused sessions
+            alive = len(sessions)
+            visitor.close()
+            return ack, waited, alive
+
+        ack, waited, alive = asyncio.run(scenario())
+        churned_builds = len(calls) - kept - 1
+        assert ack is not None and '"ACK"' in ack
+        assert churned_builds <= 2, f"{churned_builds} of {churn} closed websockets' pages were built"
+        assert alive <= 2, f"{alive} sessions alive: the kept one and the visitor's expected"
+        print(f"the visitor waited {waited:.2f} s")    # a time on a shared machine: shown, not asserted
+
+
+def test_past_the_cap_a_new_websocket_is_told_the_server_is_busy(monkeypatch, caplog):
+    """--max-waiting-builds 2: of 5 websockets opened at once, 2 are built and 3 closed at once with
+    1013 and the reason; a later one, once the queue is empty, is built."""
+
+    with slow_page_server(monkeypatch, 0.5, max_waiting=2) as (url, _sessions, _calls):
+        tokens = [page_token(f"{url}/page") for _ in range(6)]
+
+        async def scenario():
+            sockets = await asyncio.gather(*(open_socket(url, token) for token in tokens[:5]))
+            first = await asyncio.gather(*(asyncio.wait_for(s.read_message(), 60) for s in sockets))
+            answers = [("ACK" if '"ACK"' in (message or "") else (s.close_code, s.close_reason))
+                       for s, message in zip(sockets, first)]
+            for socket in sockets:
+                socket.close()
+            later = await open_socket(url, tokens[5])
+            answers.append("ACK" if '"ACK"' in (await asyncio.wait_for(later.read_message(), 60) or "") else None)
+            later.close()
+            return answers
+
+        with caplog.at_level("WARNING", logger="lineare.building"):
+            answers = asyncio.run(scenario())
+        busy = (1013, "the server is busy: try again in a moment")
+        assert answers[:5].count("ACK") == 2 and answers[:5].count(busy) == 3 and answers[5] == "ACK", answers
+        refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        assert len(refusals) == 3 and all(len(line) < 200 for line in refusals), refusals
 
 
 # ---------------------------------------------------------------------------------------------- fuzz
