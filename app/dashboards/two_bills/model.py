@@ -2,6 +2,7 @@
 tokens; per token, the bytes the engine reports and the time each step takes. Also the number
 formats both parts of the page write bytes and times with."""
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -180,7 +181,8 @@ def generate(variant, context, requested, heads, dim, seed, repeats=None):
 # at a time, so that runs do not slow each other down. Each session waits for at most one run.
 MEASURER = Worker("two-bills-generate")
 
-OPENING_AGE_S = 60.0                   # a page opens on a run of its settings measured this recently
+# a page opens on a run of its settings measured this recently (0: each page measures its own)
+OPENING_AGE_S = float(os.environ.get("LINEARE_OPENING_AGE_S", 60.0))
 _openings = {}                         # settings → (time.monotonic() when measured, Generation)
 _openings_lock = threading.Lock()
 
