@@ -17,10 +17,10 @@ LONG_STRIP = 12
 STRIP_CSS = """
 :host { width: 100%; }
 .strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
-.tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 4px 8px 2px 8px; min-width: 34px;
+.tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 3px 8px 1px 8px; min-width: 34px;
        text-align: center; background: white; font-family: "DejaVu Sans Mono", monospace; }
 .tok .answer { display: block; font-size: calc(16px * var(--lineare-scale, 1)); font-family: sans-serif;
-               min-height: 20px; color: #52606d; }
+               line-height: 1.1; min-height: 18px; color: #52606d; }    /* 16 px, in the height 13 px took */
 .tok.ask { border-style: dashed; }
 .tok.future { color: #52606d; border-color: #9fb3c8; border-style: dashed; background: #f5f7fa; }
 .tok.future .answer > span { visibility: hidden; }
