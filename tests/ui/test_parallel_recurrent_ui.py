@@ -50,7 +50,7 @@ def test_loads_offline_switches_level_and_language(open_page):
     page.get_by_role("heading", name="Parallelo = ricorrente").wait_for()
     page.get_by_text("Quanto distano le tre risposte").wait_for()
     texts = " ".join(visit.text())
-    assert "Stesso input, tre forme" in texts and "Same input, three forms" not in texts
+    assert "Stesso ingresso, tre forme" in texts and "Same input, three forms" not in texts
     assert "Non ancora misurato per RetNet, blocchi da 16." in texts
     assert "lang=it" in page.url
     page.wait_for_timeout(300)
@@ -68,7 +68,7 @@ def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
     page.get_by_text("Not measured yet for RetNet, chunks of 32.").wait_for()
     page.wait_for_timeout(300)
     assert figure(page, MASK) != mask                                # the chunk outlines moved
-    page.get_by_role("button", name="Measure").click()              # timed in a worker thread
+    page.get_by_role("button", name="Measure", exact=True).click()              # timed in a worker thread
     page.get_by_text(re.compile(r"^Measured for RetNet, chunks of 32\.")).wait_for(timeout=25_000)
     page.get_by_role("button", name="Measure again").wait_for()
     wait_for_url(page, "cost=true")
