@@ -10,8 +10,8 @@ from app.i18n import N_, _, format_number
 
 STRIP_CSS = """
 :host { width: 100%; flex: 1 1 240px; min-width: 0; }   /* beside the switch, or under it on a phone */
-.strip { display: flex; flex-wrap: wrap; gap: 6px; font-size: calc(18px * var(--lineare-scale, 1)); }
-.tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 2px 9px; background: white; }
+.strip { display: flex; flex-wrap: wrap; gap: 6px 4px; font-size: calc(18px * var(--lineare-scale, 1)); }
+.tok { border: 2px solid #bcccdc; border-radius: 8px; padding: 2px 7px; background: white; }
 .tok sub { color: #52606d; font-size: 0.9em; margin-left: 2px; }
 .tok.future { color: #52606d; border-color: #9fb3c8; border-style: dashed; background: #f5f7fa; }
 .tok.current { border-color: #1d4f7a; background: #ffe8a3; box-shadow: 0 0 0 3px #f0b429; }
