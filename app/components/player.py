@@ -210,10 +210,24 @@ class Player(JSComponent):
           if ((m.tags || []).length === 0) { continue }
           if (waits(m)) { stale.add(m) } else { stale.delete(m); draw(m, all) }
         }
+        repaintLegends()
         document.body.dataset.lineareFrame = String(t)
         document.dispatchEvent(new CustomEvent("lineare:frame", {detail: {t, length}}))
         where.textContent = words.step.replace("{t}", t + 1).replace("{n}", length)
         writeUrl()
+      }
+
+      // Bokeh paints a legend's glyphs only when the legend itself is repainted, from its series as they
+      // are then: a glyph painted while its series was being replaced stayed blank (the markers of the two
+      // bills' legends went after Play). The legends of the figures on screen are repainted with each frame.
+      function repaintLegends() {
+        const index = window.Bokeh && window.Bokeh.index
+        if (!index || !index.query) { return }
+        for (const view of index.query(v => v.renderer_views !== undefined && v.el)) {
+          if (!onScreen.has(view.el)) { continue }
+          const legends = [...view.renderer_views.values()].filter(r => r.model.type === "Legend")
+          if (legends.length) { view.request_paint(...legends) }
+        }
       }
 
       function draw(m, all) {                   // one picture's part at frame t
