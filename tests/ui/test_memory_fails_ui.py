@@ -62,6 +62,22 @@ MARKERS_JS = """() => {
   return out }"""
 
 
+# each widget name in the sidebar: its text, font size (px) and whether it stays inside the sidebar
+SIDEBAR_NAMES_JS = """() => {
+  const sidebar = document.querySelector("#sidebar").getBoundingClientRect(), out = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("label, .bk-slider-title")) {
+      const box = el.getBoundingClientRect()
+      if (box.width > 0 && box.left < sidebar.right) {
+        out.push([el.textContent.trim(), parseFloat(getComputedStyle(el).fontSize), box.right <= sidebar.right])
+      }
+    }
+    for (const el of root.querySelectorAll("*")) { if (el.shadowRoot) { walk(el.shadowRoot) } }
+  }
+  walk(document)
+  return out }"""
+
+
 def test_italian_superiore_and_bad_links(open_page):
     visit = open_page(locale="it-IT")
     page = visit.open(f"{PAGE}?keys=orthogonal&pairs=999&rule=<script>alert(1)</script>&task=64-8")
@@ -80,6 +96,9 @@ def test_italian_superiore_and_bad_links(open_page):
     # every legend marker is painted and inside its figure (a long Italian label once pushed it off)
     markers = page.evaluate(MARKERS_JS)
     assert len(markers) >= 4 and all(painted > 0 and inside for painted, inside in markers), markers
+    # the sidebar's widget names are read from the back of a room: 16 px at least, inside the sidebar
+    names = page.evaluate(SIDEBAR_NAMES_JS)
+    assert len(names) >= 6 and all(size >= 16 and inside for _, size, inside in names), names
     page.get_by_role("button", name="Superiore").click()
     page.locator("math").first.wait_for()
     assert page.locator("math").count() > 10
