@@ -66,7 +66,7 @@ MARKERS_JS = """() => {
 SIDEBAR_NAMES_JS = """() => {
   const sidebar = document.querySelector("#sidebar").getBoundingClientRect(), out = []
   const walk = (root) => {
-    for (const el of root.querySelectorAll("label, .bk-slider-title")) {
+    for (const el of root.querySelectorAll("label, .bk-slider-title, .bk-clearfix")) {
       const box = el.getBoundingClientRect()
       if (box.width > 0 && box.left < sidebar.right) {
         out.push([el.textContent.trim(), parseFloat(getComputedStyle(el).fontSize), box.right <= sidebar.right])
