@@ -68,7 +68,7 @@ SIDEBAR_NAMES_JS = """() => {
   const walk = (root) => {
     for (const el of root.querySelectorAll("label, .bk-slider-title, .bk-clearfix")) {
       const box = el.getBoundingClientRect()
-      if (box.width > 0 && box.left < sidebar.right) {
+      if (box.width > 0 && box.left < sidebar.right && el.textContent.trim()) {
         out.push([el.textContent.trim(), parseFloat(getComputedStyle(el).fontSize), box.right <= sidebar.right])
       }
     }
