@@ -306,15 +306,22 @@ class Player(JSComponent):
         label(); writeUrl()
       }
 
+      let pointed = []                             // what the last click landed on, until a Tab moves on
+      const onPointer = (event) => { pointed = event.composedPath() }
+      document.addEventListener("pointerdown", onPointer, true)
+
       function onKey(event) {
+        if (event.key === "Tab") { pointed = [] }
         if (event.ctrlKey || event.metaKey || event.altKey) { return }
         const target = event.composedPath()[0] || event.target
         const tag = (target.tagName || "").toLowerCase()
         const role = target.getAttribute ? target.getAttribute("role") : null
         if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
         if (event.code === "Space" || event.key === " ") {
-          // a focused button reacts to Space itself, but a lesson's chosen prediction hands Space on
-          if (tag === "button" && !(target.dataset && target.dataset.keys === "player")) { return }
+          // a button reached by keyboard (Tab) reacts to Space itself; one that was clicked, and a lesson's
+          // chosen prediction, hand Space on to the player
+          const clicked = pointed.includes(target)
+          if (tag === "button" && !clicked && !(target.dataset && target.dataset.keys === "player")) { return }
           event.preventDefault(); toggle()
         } else if (event.key === "ArrowLeft") {
           event.preventDefault(); step(-1)
@@ -362,6 +369,7 @@ class Player(JSComponent):
           if (view && paused.has(view)) { paused.delete(view); view.unpause() }
         }
         document.removeEventListener("keydown", onKey)
+        document.removeEventListener("pointerdown", onPointer, true)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys
       })
