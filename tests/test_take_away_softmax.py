@@ -206,3 +206,29 @@ def test_the_landing_page_starts_with_the_lesson(lang):
         top = build_home(Session(language=lang, level="elementare")).main.objects[0].object
     start = re.search(r'<p class="start">(.*?)</p>', top).group(1)
     assert f'href="./softmax?lang={lang}&amp;level=elementare">{"Togli" if lang == "it" else "Take away"}' in start
+
+
+def _luminance(hex_colour):
+    channels = [int(hex_colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def test_the_veiled_never_built_cells_stay_readable_and_look_veiled():
+    from app.dashboards.take_away_softmax.pictures import CellsPicture
+    from app.dashboards.take_away_softmax.view import VEIL
+
+    picture = CellsPicture("t", "x", "y", width=300, height=300)
+    values = np.array([[[0.9, 0.2], [0.05, 1.0]]])                   # dark and pale cells
+    shown = np.array([[[1.0, 1.0], [VEIL, VEIL]]])                   # the second row veiled
+    picture.show_frames(values, 1.0, 0, labels=[[["90", "20"], ["5", "100"]]], shown=shown)
+    data, named = picture.cells.data, {"white": "#ffffff"}
+    assert picture.text.text_alpha == 1.0                            # the number itself is never faded
+    for i in range(4):
+        fill, alpha = data["fill"][i], data["alpha"][i]
+        # the cell's colour as seen: its fill at its opacity over the white page
+        seen = "#" + "".join(f"{round(alpha * int(fill[k:k + 2], 16) + (1 - alpha) * 255):02x}" for k in (1, 3, 5))
+        ink = named.get(data["ink"][i], data["ink"][i])
+        high, low = sorted((_luminance(seen), _luminance(ink)), reverse=True)
+        assert (high + 0.05) / (low + 0.05) >= 4.5, (i, fill, alpha, ink)
+        assert data["style"][i] == ("italic" if alpha < 1 else "normal")

@@ -333,11 +333,14 @@ def replacements(language):
     ]
 
 
-# a visible focus on every widget, the selected button of a group included (Bokeh's own is a faint halo)
+# a visible focus on every widget, the selected button of a group included (Bokeh's own is a faint halo);
+# names and values at 16 px at least (Bokeh's 12-13 px cannot be read on a projector), more in presenter mode
 WIDGET_FOCUS_CSS = f"""
 .bk-btn:focus-visible, .bk-btn.bk-active:focus-visible, .bk-input:focus-visible, select:focus-visible,
 .noUi-handle:focus-visible, input:focus-visible {{ {FOCUS} z-index: 2; }}
 .noUi-handle {{ min-width: 24px; min-height: 24px; }}
+label, .bk-slider-title, .bk-clearfix {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
+label, .bk-slider-title {{ overflow-wrap: anywhere; }}
 """
 
 

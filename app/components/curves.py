@@ -41,6 +41,11 @@ class CurvesPicture:
                              spacing=14, padding=4, border_line_alpha=0, click_policy="none")
         if legend_columns:
             self.legend.ncols = legend_columns
+            # one column: a label longer than the frame wraps (Bokeh keeps it on one line, centred under the
+            # frame, so a long Italian one ran off the canvas on both sides and took its marker with it)
+            if legend_columns == 1:
+                wrap = max(width - 150, 200)
+                self.legend.stylesheets = [f".bk-label {{ white-space: normal; max-width: {wrap}px; }}"]
         self.figure.add_layout(self.legend, "below")
         self.sources, self.filters, self.renderers, self.items = {}, {}, {}, {}
 

@@ -210,10 +210,24 @@ class Player(JSComponent):
           if ((m.tags || []).length === 0) { continue }
           if (waits(m)) { stale.add(m) } else { stale.delete(m); draw(m, all) }
         }
+        repaintLegends()
         document.body.dataset.lineareFrame = String(t)
         document.dispatchEvent(new CustomEvent("lineare:frame", {detail: {t, length}}))
         where.textContent = words.step.replace("{t}", t + 1).replace("{n}", length)
         writeUrl()
+      }
+
+      // Bokeh paints a legend's glyphs only when the legend itself is repainted, from its series as they
+      // are then: a glyph painted while its series was being replaced stayed blank (the markers of the two
+      // bills' legends went after Play). The legends of the figures on screen are repainted with each frame.
+      function repaintLegends() {
+        const index = window.Bokeh && window.Bokeh.index
+        if (!index || !index.query) { return }
+        for (const view of index.query(v => v.renderer_views !== undefined && v.el)) {
+          if (!onScreen.has(view.el)) { continue }
+          const legends = [...view.renderer_views.values()].filter(r => r.model.type === "Legend")
+          if (legends.length) { view.request_paint(...legends) }
+        }
       }
 
       function draw(m, all) {                   // one picture's part at frame t
@@ -292,15 +306,22 @@ class Player(JSComponent):
         label(); writeUrl()
       }
 
+      let pointed = []                             // what the last click landed on, until a Tab moves on
+      const onPointer = (event) => { pointed = event.composedPath() }
+      document.addEventListener("pointerdown", onPointer, true)
+
       function onKey(event) {
+        if (event.key === "Tab") { pointed = [] }
         if (event.ctrlKey || event.metaKey || event.altKey) { return }
         const target = event.composedPath()[0] || event.target
         const tag = (target.tagName || "").toLowerCase()
         const role = target.getAttribute ? target.getAttribute("role") : null
         if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
         if (event.code === "Space" || event.key === " ") {
-          // a focused button reacts to Space itself, but a lesson's chosen prediction hands Space on
-          if (tag === "button" && !(target.dataset && target.dataset.keys === "player")) { return }
+          // a button reached by keyboard (Tab) reacts to Space itself; one that was clicked, and a lesson's
+          // chosen prediction, hand Space on to the player
+          const clicked = pointed.includes(target)
+          if (tag === "button" && !clicked && !(target.dataset && target.dataset.keys === "player")) { return }
           event.preventDefault(); toggle()
         } else if (event.key === "ArrowLeft") {
           event.preventDefault(); step(-1)
@@ -348,6 +369,7 @@ class Player(JSComponent):
           if (view && paused.has(view)) { paused.delete(view); view.unpause() }
         }
         document.removeEventListener("keydown", onKey)
+        document.removeEventListener("pointerdown", onPointer, true)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys
       })

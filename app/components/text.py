@@ -94,11 +94,12 @@ class Explanation(pn.viewable.Viewer):
         if session is not None:
             params.setdefault("level", session.level)
         layout = {name: params.pop(name) for name in ("width", "sizing_mode", "margin") if name in params}
+        extra = params.pop("stylesheets", [])
         super().__init__(**params)
         if "width" not in layout:
             layout.setdefault("sizing_mode", "stretch_width")
         layout.setdefault("margin", (4, 10))
-        self._pane = pn.pane.HTML(stylesheets=[TEXT_CSS], **layout)
+        self._pane = pn.pane.HTML(stylesheets=[TEXT_CSS, *extra], **layout)
         if session is not None:
             session.param.watch(lambda e: setattr(self, "level", e.new), "level")
         self._draw()
@@ -118,6 +119,13 @@ def inline_html(text):
     converted = to_html(text)
     return converted[3:-4] if converted.startswith("<p>") and converted.count("<p>") == 1 else converted
 
+
+# a narrow column's displayed formula: never wider than the column, even in presenter mode (larger type).
+# The widest line we display is about 15.5 em of its own font, so 6.4 % of the column's width keeps it inside.
+FIT_CSS = """
+:host { container-type: inline-size; }
+.display { font-size: min(1.15em, 6.4cqi); }
+"""
 
 POINT_STYLE = {"border-left": "6px solid #1d4f7a", "background": "#eef4fb", "border-radius": "6px"}
 

@@ -70,6 +70,15 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     assert picture(page) != before
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => new URL(location.href).searchParams.get('t') === '5'")
+    # after a click on a sidebar button, the arrows and Space still drive the player (not the button)
+    page.get_by_role("button", name="Superiore").click()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('t') === '6'")
+    page.keyboard.press("Space")
+    page.get_by_role("button", name="❚❚ Pause").wait_for(timeout=5_000)
+    page.keyboard.press("Space")
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="▶ Play").wait_for(timeout=5_000)
     assert visit.errors == []
 
 

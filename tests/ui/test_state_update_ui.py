@@ -14,6 +14,22 @@ WRITE_JS = """() => {
 IMAGE_JS = """(part) => {
   const m = [...Bokeh.documents[0].all_models].find(x => (x.tags || [])[0] === "lineare-update" && x.tags[5] === part)
   return Array.from(m.data.image[0]) }"""
+# how far each displayed formula of the narrow picture cards runs past its own card (px; 0: it fits)
+OVERFLOW_JS = """() => {
+  const out = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { walk(el.shadowRoot) }
+      if (el.classList.contains("display") && el.offsetParent !== null) {
+        const host = el.getRootNode().host
+        if (!host || host.getBoundingClientRect().width > 400) { continue }         // only the cards' notes
+        const right = Math.max(...[...el.querySelectorAll("math *")].map(x => x.getBoundingClientRect().right))
+        out.push([el.textContent, right - host.getBoundingClientRect().right])
+      }
+    }
+  }
+  walk(document)
+  return out }"""
 
 
 @pytest.mark.parametrize("variant", ["gated_deltanet", "rwkv7", "mamba2"])
@@ -39,3 +55,9 @@ def test_the_change_drawn_is_the_engines(open_page, variant):
         # the write travels as its two vectors in 16-bit codes (plots.packed): exact to ~1e-4 of its size
         write = np.array(page.evaluate(WRITE_JS)).reshape(frame.write.shape)
         np.testing.assert_allclose(write, frame.write, atol=1e-4 * write_size + 1e-7, err_msg=f"write at t={t}")
+    # the Superiore notes' formulas stay inside their cards, also in presenter mode's larger type
+    page.get_by_role("button", name="Superiore").click()
+    page.locator("math").first.wait_for()
+    page.evaluate("document.documentElement.style.setProperty('--lineare-scale', '1.25')")   # as presenter mode
+    formulas = page.evaluate(OVERFLOW_JS)
+    assert len(formulas) >= 3 and all(over <= 0.5 for _, over in formulas), formulas

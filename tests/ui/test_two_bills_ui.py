@@ -60,6 +60,24 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     assert visit.errors == [] and visit.remote == []
 
 
+# the painted (not transparent) pixels of each legend entry's marker, on every figure of the page
+LEGEND_MARKERS_JS = """() => {
+  const out = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { walk(el.shadowRoot) }
+      if (el.tagName === "CANVAS" && el.closest(".bk-glyph") && el.width > 0) {
+        const pixels = el.getContext("2d").getImageData(0, 0, el.width, el.height).data
+        let painted = 0
+        for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] > 0) { painted++ } }
+        out.push(painted)
+      }
+    }
+  }
+  walk(document)
+  return out }"""
+
+
 def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&context=0&tokens=32&heads=2&dim=16&t=0")
@@ -77,7 +95,11 @@ def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     wait_for_canvas_text(page, "So far: softmax 384, state 3,072")
     assert memory_picture(page) != before and work_picture(page) != work      # the rows grow with the player
     page.get_by_role("button", name="▶ Play").click()
+    page.wait_for_timeout(1500)
     page.get_by_role("button", name="❚❚ Pause").click()
+    # every legend keeps its markers after Play (Bokeh paints them apart, into small canvases of their own)
+    markers = page.evaluate(LEGEND_MARKERS_JS)
+    assert len(markers) >= 5 and min(markers) > 0, markers
     # fewer tokens: a new run, shown whole
     page.get_by_role("button", name="16", exact=True).first.click()
     wait_for_token(page, 16, 16)

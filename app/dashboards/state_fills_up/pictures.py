@@ -10,7 +10,7 @@ import panel as pn
 from app import mechanism
 from app.components.player import FrameText
 from app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
-from app.components.text import Explanation
+from app.components.text import FIT_CSS, Explanation
 from app.dashboards.state_fills_up.texts import ANSWER_CSS
 from app.i18n import N_, _, format_number
 from app.variants import REGISTRY
@@ -53,7 +53,7 @@ CHANGE = {
               r"+ v_t \tilde k_t^\top"),
     "mlstm": (r"(f_t - 1)\, C_{t-1}", r"+ i_t\, v_t k_t^\top"),
 }
-LINE = 40                                   # characters of LaTeX that fit one line of the card
+LINE = 30                                   # characters of LaTeX that fit one line of the card
 
 
 def change_formula(variant):
@@ -178,7 +178,7 @@ class HeadPanel:
             width = picture.figure.width + 10
             if self.explain:
                 self.explanations[name] = Explanation(self.session, elementare=plain, superiore=formulas,
-                                                      width=width - 10)
+                                                      width=width - 10, stylesheets=[FIT_CSS])
                 note = pn.Column(self.explanations[name], margin=0)
                 self.notes.append(note)
                 parts.append(note)

@@ -26,15 +26,15 @@ class CellsPicture:
     def __init__(self, title, x_label, y_label, *, width, height):
         self.figure = style_figure(new_figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
                                           y_range=Range1d(1, 0)), x_label, y_label)
-        self.cells = ColumnDataSource({name: [] for name in ("x", "y", "value", "fill", "alpha", "label", "ink")},
-                                      syncable=False)
+        self.cells = ColumnDataSource({name: [] for name in ("x", "y", "value", "fill", "alpha", "label", "ink",
+                                                             "style")}, syncable=False)
         self.cell_filter = frame_filter()
         view = CDSView(filter=self.cell_filter)
         boxes = self.figure.rect("x", "y", width=1, height=1, source=self.cells, view=view, fill_color="fill",
                                  fill_alpha="alpha", line_color="white", line_width=1, level="overlay")
         self.text = self.figure.text("x", "y", text="label", source=self.cells, view=CDSView(filter=self.cell_filter),
                                      text_align="center", text_baseline="middle", text_font_size="10pt",
-                                     text_color="ink", text_alpha="alpha", level="overlay").glyph
+                                     text_color="ink", text_font_style="style", level="overlay").glyph
         self.outline = ColumnDataSource({"left": [], "right": [], "top": [], "bottom": []}, syncable=False)
         self.outline_filter = frame_filter()
         self.figure.quad(left="left", right="right", top="top", bottom="bottom", source=self.outline,
@@ -71,13 +71,17 @@ class CellsPicture:
         t = min(t, F - 1)
         codes = quantize(values, limit).ravel()                                 # [F · rows · cols]
         fill = np.array([*PALETTE, EMPTY])[np.minimum(codes, len(PALETTE))]              # empty → EMPTY
-        strong = np.abs(np.nan_to_num(values.ravel())) > 0.55 * limit           # white text on dark cells
         shown = np.broadcast_to(1.0 if shown is None else np.asarray(shown, dtype=np.float64), values.shape)
+        # a veiled cell (shown < 1) pales its colour, not its number: dark italic text on the pale colour
+        # stays readable (a faded number was 2.1-2.4:1 against its cell)
+        veiled = shown.ravel() < 1
+        strong = (np.abs(np.nan_to_num(values.ravel())) > 0.55 * limit) & ~veiled     # white text on dark cells
         y, x = np.mgrid[0:rows, 0:cols] + 0.5                                  # cell centres [rows, cols]
         self.cells.data = {"x": np.tile(x.ravel(), F), "y": np.tile(y.ravel(), F), "value": values.ravel(),
                            "fill": fill.tolist(), "alpha": shown.ravel(),
                            "label": [str(s) for s in np.asarray(labels).ravel()],
-                           "ink": np.where(strong, LIGHT_INK, INK).tolist()}
+                           "ink": np.where(strong, LIGHT_INK, INK).tolist(),
+                           "style": np.where(veiled, "italic", "normal").tolist()}
         set_frame(self.cell_filter, rows * cols, t)
         boxes = framed if framed is not None else [(0, 0, 0, 0)] * F
         self.outline.data = {"top": [b[0] for b in boxes], "bottom": [b[1] for b in boxes],
