@@ -6,7 +6,7 @@ engine's records and sweeps with HoloViews (engine/charts.py). Needs Lineare ins
 from pathlib import Path
 
 import nbformat
-from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from make_parallel_equals_recurrent import build as notebook_of     # the same skeleton, with stable ids
 
 HERE = Path(__file__).resolve().parent
 TARGET = HERE / "laboratories.ipynb"
@@ -139,15 +139,7 @@ print(path)"""),
 
 
 def build():
-    nb = new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, source) in enumerate(CELLS, start=1):
-        cell = new_markdown_cell(source) if kind == "md" else new_code_cell(source)
-        cell["id"] = f"cell-{i:02d}"     # stable ids: rebuilding gives the same file
-        nb.cells.append(cell)
-    nbformat.validate(nb)
-    return nb
+    return notebook_of(CELLS)
 
 
 if __name__ == "__main__":

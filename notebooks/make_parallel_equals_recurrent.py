@@ -419,11 +419,12 @@ the two, and its only new ingredient is the state handed from one chunk to the n
 ]
 
 
-def build():
+def build(cells=None):
+    """The notebook of `cells` ([(kind, source)], kind "md" or "code"; this file's own by default)."""
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
-    for i, (kind, source) in enumerate(CELLS, start=1):
+    for i, (kind, source) in enumerate(cells or CELLS, start=1):
         cell = new_markdown_cell(source) if kind == "md" else new_code_cell(source)
         cell["id"] = f"cell-{i:02d}"     # stable ids: rebuilding gives the same file
         nb.cells.append(cell)
