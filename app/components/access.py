@@ -339,7 +339,7 @@ WIDGET_FOCUS_CSS = f"""
 .bk-btn:focus-visible, .bk-btn.bk-active:focus-visible, .bk-input:focus-visible, select:focus-visible,
 .noUi-handle:focus-visible, input:focus-visible {{ {FOCUS} z-index: 2; }}
 .noUi-handle {{ min-width: 24px; min-height: 24px; }}
-label, .bk-slider-title, .bk-clearfix {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
+label, .bk-slider-title, .bk-clearfix, .bk-btn, .bk-input {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
 label, .bk-slider-title {{ overflow-wrap: anywhere; }}
 """
 

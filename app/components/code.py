@@ -18,8 +18,8 @@ CODE_CSS = """
 :host { width: 100%; }
 details { border: 1px solid #d9e2ec; border-radius: 8px; background: #fbfcfe; padding: 6px 12px; margin: 6px 0; }
 summary { cursor: pointer; font-size: 17px; font-weight: 700; color: #1d4f7a; }
-pre { font-size: 14px; line-height: 1.4; overflow-x: auto; margin: 6px 0; padding: 8px; border-radius: 6px; }
-p { font-size: 15px; color: #323f4b; margin: 4px 0; }
+pre { font-size: 16px; line-height: 1.4; overflow-x: auto; margin: 6px 0; padding: 8px; border-radius: 6px; }
+p { font-size: 16px; color: #323f4b; margin: 4px 0; }
 """
 
 

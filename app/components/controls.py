@@ -12,7 +12,7 @@ KNOB_DEBOUNCE_MS = 10
 def sidebar_label(text):
     """A bold heading above a group of sidebar controls (text is escaped)."""
     return pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                        stylesheets=[":host { font-size: 15px; }"])
+                        stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
 
 
 def mechanism_knobs(store):

@@ -15,8 +15,8 @@ LESSON_CSS = """
 :host { display: block; }
 .card { border: 2px solid #1d4f7a; border-radius: 10px; background: #f7fafc; padding: 8px 14px;
         margin: 4px 10px 8px 10px; font-size: calc(17px * var(--lineare-scale, 1)); color: #1f2933; }
-.head { display: flex; justify-content: space-between; align-items: center; gap: 8px; font-size: 15px;
-        color: #52606d; }
+.head { display: flex; justify-content: space-between; align-items: center; gap: 8px;
+        font-size: calc(16px * var(--lineare-scale, 1)); color: #52606d; }
 .head a { color: #1d4f7a; font-weight: 600; text-decoration: none; border: 1px solid #9fb3c8;
           border-radius: 6px; padding: 2px 10px; }
 .head a:hover { background: #e6eef6; }

@@ -23,7 +23,7 @@ h1 { font-size: 32px; margin: 4px 0 6px 0; color: #102a43; }
 h2.section { font-size: 22px; color: #102a43; margin: 6px 0 6px 0; }
 ol.lessons { font-size: 18px; margin: 0 0 12px 0; }
 ol.lessons a { color: #1d4f7a; font-weight: 700; }
-ol.lessons .count { color: #616e7c; font-size: 15px; margin-left: 6px; }
+ol.lessons .count { color: #616e7c; font-size: 16px; margin-left: 6px; }
 """
 # collapsed by default, so that the cards stay on the first screen
 GLOSSARY_CSS = """

@@ -37,8 +37,9 @@ PAUSE_S = 5                  # a session's next export starts (waits until) this
 _waiting = [0]
 _lock = threading.Lock()
 
+TITLE_CSS = ":host(.card-title) h3 { font-size: calc(16px * var(--lineare-scale, 1)); }"       # over the theme's 1.17em
 MESSAGE_CSS = """
-:host { width: 100%; font-size: 14px; }
+:host { width: 100%; font-size: calc(16px * var(--lineare-scale, 1)); }
 .refused { background: #fff8e1; border-left: 5px solid #f0b429; padding: 6px 10px; color: #3e2c00; }
 .done { color: #1a7f37; }
 """
@@ -121,7 +122,10 @@ class ExportSection(pn.viewable.Viewer):
         self._chosen()
         # filled when first opened: a closed section adds nothing to the page (no widgets to build, and
         # the page's own controls stay the only ones until a visitor asks for a file)
-        self.layout = pn.Card(title=_("Download"), collapsed=True, sizing_mode="stretch_width",
+        # the card's title as Panel draws it (an h3 in a card-title pane), at the sidebar's 16 px
+        title = pn.pane.HTML(f"<h3>{html.escape(_('Download'))}</h3>", css_classes=["card-title"], margin=(5, 0),
+                             stylesheets=[TITLE_CSS])
+        self.layout = pn.Card(header=title, collapsed=True, sizing_mode="stretch_width",
                               css_classes=["lineare-downloads"])
         self.layout.param.watch(self._opened, "collapsed")
         self._making, self._ended = False, -PAUSE_S     # this session's export, and when its last one ended

@@ -4,11 +4,13 @@ import numpy as np
 from bokeh.models import FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
 
 from app.components.curves import CurvesPicture
-from app.components.plots import LABEL_SIZE, TICK_SIZE, new_figure, style_figure
+from app.components.plots import LABEL_SIZE, new_figure, style_figure
 from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
                                                 forgetting_curve)
 from app.i18n import _, format_number
 from app.variants import REGISTRY, label
+
+SMALL_SIZE = "12pt"       # 16 px: the legends' names and the words on the axis, read from the back of a room
 
 # Okabe & Ito's colours; the family in the dash (solid: accumulates or fades, dashed: corrects), so
 # the curves still read in grey. RWKV-6 has GLA's transition: GLA's colour, dotted, on top of it.
@@ -29,7 +31,7 @@ class ForgettingPicture:
         self.picture = CurvesPicture(_("What is left of a pair"), _("tokens after it was written"),
                                      _("share of the pair left"), width=width, height=height,
                                      language=language, legend_columns=3)
-        self.picture.legend.label_text_font_size = TICK_SIZE
+        self.picture.legend.label_text_font_size = SMALL_SIZE
         self.picture.legend.spacing = 6
         tokens = np.arange(TOKENS + 1)
         self.lines = {}
@@ -65,7 +67,7 @@ class EigenPicture:
         for at, text, align in ((1.0, _("keeps"), "right"), (0.0, _("erases"), "center"),
                                 (-1.0, _("flips"), "left")):
             self.figure.add_layout(Label(x=at, y=0, y_units="screen", y_offset=3, text=text, text_align=align,
-                                         text_font_size=TICK_SIZE, text_color="#52606d"))
+                                         text_font_size=SMALL_SIZE, text_color="#52606d"))
         for variant in ARCHITECTURES:
             values = eigenvalues(variant)
             self.figure.scatter(x=values, y=[label(variant)] * len(values), size=13, color=COLOURS[variant],
@@ -82,7 +84,7 @@ class EigenPicture:
         legend = Legend(items=[LegendItem(label="β = 1", renderers=[filled]),
                                LegendItem(label=_("β = {beta} (the delta rule's widest step)").format(
                                    beta=format_number(WIDE_BETA)), renderers=[hollow])],
-                        orientation="horizontal", label_text_font_size=TICK_SIZE, border_line_alpha=0,
+                        orientation="horizontal", label_text_font_size=SMALL_SIZE, border_line_alpha=0,
                         padding=4, spacing=10)
         self.figure.add_layout(legend, "below")
         self.figure.add_tools(HoverTool(tooltips=[("λ", "$x{0.000}")]))

@@ -35,20 +35,20 @@ def knob_link(variant, language, level):
 
 
 CARD_CSS = """
-:host { font-size: 16px; line-height: 1.4; color: #1f2933; width: 100%; }
-.family { display: inline-block; font-size: 13px; font-weight: 600; color: #1d4f7a; background: #e6eef6;
+:host { font-size: calc(16px * var(--lineare-scale, 1)); line-height: 1.4; color: #1f2933; width: 100%; }
+.family { display: inline-block; font-weight: 600; color: #1d4f7a; background: #e6eef6;
           border-radius: 10px; padding: 1px 9px; }
-.paper { font-size: 13px; color: #52606d; margin-left: 6px; }
+.paper { color: #52606d; margin-left: 6px; }
 dl { margin: 6px 0 4px 0; }
-dt { font-size: 13px; font-weight: 600; color: #52606d; margin-top: 4px; }
+dt { font-weight: 600; color: #52606d; margin-top: 4px; }
 dd { margin: 0 0 0 10px; }
 p { margin: 6px 0 0 0; }
-.knob { font-size: 15px; color: #3e4c59; border-left: 4px solid #9fb3c8; padding-left: 8px; }
+.knob { color: #3e4c59; border-left: 4px solid #9fb3c8; padding-left: 8px; }
 .knob.near { border-left-color: #f0b429; }
 math { font-size: 1.05em; }
 """
 LINKS_CSS = """
-:host { font-size: 15px; width: 100%; }
+:host { font-size: calc(16px * var(--lineare-scale, 1)); width: 100%; }
 a { display: block; color: #1d4f7a; font-weight: 600; padding: 3px 0; }
 """
 
@@ -167,7 +167,7 @@ class ArchitecturesView(DashboardView):
     def _card(self, variant):
         button = pn.widgets.Button(label=label(variant), color="primary", variant="outline",
                                    height=40, sizing_mode="stretch_width",
-                                   stylesheets=[".bk-btn { font-size: 18px; font-weight: 700; }"])
+                                   stylesheets=[":host .bk-btn { font-size: 18px; font-weight: 700; }"])
         button.on_click(lambda _event: setattr(self.store, "arch", variant))
         text = pn.pane.HTML(stylesheets=[TEXT_CSS, CARD_CSS], sizing_mode="stretch_width", margin=(4, 6))
         links = pn.pane.HTML(stylesheets=[LINKS_CSS], sizing_mode="stretch_width", margin=(0, 6))

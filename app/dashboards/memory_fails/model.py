@@ -25,6 +25,10 @@ from engine.ops import VARIANTS
 RULES = ("sum", "delta", "gated-delta")
 RULE_NAMES = {"sum": N_("Sum rule (linear attention)"), "delta": N_("Delta rule (DeltaNet)"),
               "gated-delta": N_("Gated delta rule (Gated DeltaNet)")}
+# the same rules as the sidebar's choices under the name "Rule": short enough for its 16 px type (the Italian
+# "Regola della somma (attenzione lineare)" was cut by the select's edge)
+RULE_CHOICES = {"sum": N_("Sum (linear attention)"), "delta": N_("Delta (DeltaNet)"),
+                "gated-delta": N_("Gated delta (Gated DeltaNet)")}
 KEY_NAMES = {"random": N_("Random directions"), "orthogonal": N_("Perpendicular (at most d_k)"),
              "correlated": N_("Similar to each other")}
 D_KS = (8, 16, 32, 64)

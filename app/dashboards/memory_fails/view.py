@@ -8,7 +8,7 @@ from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.memory_fails.details import ForensicsSection, MapSection
-from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_NAMES, RULES, TASKS,
+from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_CHOICES, RULES, TASKS,
                                                MemoryStore, decomposition, intruders, max_pairs)
 from app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
 from app.i18n import _, current_language, format_number
@@ -140,7 +140,7 @@ class MemoryView(DashboardView):
     def controls(self):
         store = self.store
         rule = pn.widgets.Select.from_param(store.param.rule, name=_("Rule"), sizing_mode="stretch_width",
-                                            options={_(RULE_NAMES[r]): r for r in RULES})
+                                            options={_(RULE_CHOICES[r]): r for r in RULES})
         d_k = pn.widgets.Select.from_param(store.param.d_k, name=_("Numbers in a key (d_k)"),
                                            sizing_mode="stretch_width", options={str(d): d for d in D_KS})
         keys = pn.widgets.Select.from_param(store.param.keys, name=_("Keys"), sizing_mode="stretch_width",

@@ -18,7 +18,7 @@ FORM_MARKERS = {"recurrent": "circle", "parallel": "square", "chunked": "triangl
 FORM_NAMES = {"recurrent": N_("recurrent"), "parallel": N_("parallel"), "chunked": N_("chunked")}
 
 TABLE_CSS = """
-:host { font-size: 15px; color: #1f2933; }
+:host { font-size: calc(16px * var(--lineare-scale, 1)); color: #1f2933; }
 table { border-collapse: collapse; margin: 4px 0 8px 0; }
 th, td { padding: 4px 8px; border-bottom: 1px solid #d9e2ec; text-align: right; white-space: nowrap; }
 th { background: #f0f4f8; font-weight: 600; }
@@ -26,7 +26,7 @@ th[colspan] { text-align: center; }
 td.pair, th.pair { text-align: left; }
 caption { caption-side: top; text-align: left; font-weight: 700; padding-bottom: 4px; font-size: 17px; }
 p.verdict { font-size: 18px; margin: 6px 0; }
-p.legend { font-size: 15px; color: #52606d; margin: 0 0 6px 0; }
+p.legend { color: #52606d; margin: 0 0 6px 0; }
 """
 
 

@@ -6,6 +6,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
+from app.components.controls import sidebar_label
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -197,8 +198,7 @@ class FormsView(DashboardView):
                                                   sizing_mode="stretch_width")
         seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random input (seed)"),
                                               sizing_mode="stretch_width")
-        chunk_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Chunk size C")), margin=(8, 10, 0, 10),
-                                   stylesheets=[":host { font-size: 15px; }"])
+        chunk_label = sidebar_label(_("Chunk size C"))
 
         def show(*_events):
             alpha.visible = REGISTRY[store.variant].forgets

@@ -65,7 +65,7 @@ ANSWERS_CSS = """
 table { border-collapse: collapse; }
 td { padding: 2px 8px 2px 0; }
 .ok { color: #1a7f37; font-weight: 700; } .bad { color: #b42318; font-weight: 700; }
-.muted { color: #616e7c; font-size: 15px; }
+.muted { color: #616e7c; font-size: 16px; }
 .score { font-size: 20px; font-weight: 700; color: #102a43; margin-bottom: 4px; }
 """
 
@@ -117,7 +117,7 @@ tr.near td { background: #f2f6fa; }
 tr.near td.name { box-shadow: inset 6px 0 0 #9fb3c8; }
 .mark { font-weight: 600; color: #8d5a00; }
 tr.near .mark { color: #52606d; }
-math { font-size: 0.95em; }
+math { font-size: 1em; }
 """
 
 

@@ -88,7 +88,7 @@ class TransitionView(DashboardView):
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
         self.jumps = {v: pn.widgets.Button(label=label(v), color="primary", variant="outline",
-                                           height=40, stylesheets=[":host { font-size: 15px; }"])
+                                           height=40)
                       for v in JUMPS}
         for variant, button in self.jumps.items():
             button.on_click(lambda _event, variant=variant: self.store.jump(variant))
@@ -162,7 +162,7 @@ class TransitionView(DashboardView):
                                               sizing_mode="stretch_width")
         gate = pn.widgets.RadioBoxGroup.from_param(store.param.gate, name=_("Gate"), inline=False,
                                                    options={_(GATE_NAMES[g]): g for g in KNOB_GATES},
-                                                   stylesheets=[":host { font-size: 15px; }"])
+                                                   stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
         alpha, beta, seed = mechanism_knobs(store)
 
         def gray_out(*_events):                  # with no gate, α has nothing to act on

@@ -5,6 +5,7 @@ import html
 import panel as pn
 import param
 
+from app.components.controls import sidebar_label
 from app.components.text import Explanation
 from app.dashboards.base import heading
 from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
@@ -41,7 +42,7 @@ class CalculatorView(pn.viewable.Viewer):
             pn.widgets.IntInput.from_param(store.param.context, name=_("Context length (tokens)"), width=310,
                                            step=1024),
             quick,
-            pn.pane.HTML("<b>%s</b>" % html.escape(_("Number format")), margin=(8, 10, 0, 10)),
+            sidebar_label(_("Number format")),
             pn.widgets.RadioButtonGroup.from_param(
                 store.param.dtype, options={k: k for k in DTYPES}, color="primary",
                 variant="outline", width=320),

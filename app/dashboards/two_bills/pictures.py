@@ -14,25 +14,25 @@ from app.i18n import _
 from app.variants import REGISTRY
 
 STATUS_CSS = """
-:host { width: 100%; }
-.status { font-size: 17px; color: #243b53; }
-.step { font-size: 15px; color: #52606d; margin-bottom: 6px; }
+:host { width: 100%; --body: calc(16px * var(--lineare-scale, 1)); }   /* the smallest type: 16 px, more presenting */
+.status { font-size: calc(17px * var(--lineare-scale, 1)); color: #243b53; }
+.step { font-size: var(--body); color: #52606d; margin-bottom: 6px; }
 .bills { display: flex; flex-wrap: wrap; gap: 12px; margin: 6px 0; }
 .bill { border-radius: 10px; padding: 8px 14px; min-width: 260px; background: #fbfcfe; border: 2px solid #d9e2ec; }
-.bill .what { font-size: 15px; color: #52606d; }
+.bill .what { font-size: var(--body); color: #52606d; }
 .bill .amount { font-size: 28px; font-weight: 700; }
-.bill .how { font-size: 14px; color: #52606d; }
+.bill .how { font-size: var(--body); color: #52606d; }
 .bill.cache { border-color: #d55e00; } .bill.cache .amount { color: #a04000; }
 .bill.state { border-color: #0072b2; border-style: dashed; } .bill.state .amount { color: #005282; }
-.bill .mine { display: inline-block; font-size: 13px; font-weight: 700; color: white; background: #1d4f7a;
+.bill .mine { display: inline-block; font-size: var(--body); font-weight: 700; color: white; background: #1d4f7a;
               border-radius: 4px; padding: 1px 6px; margin-left: 6px; }
-.note { font-size: 15px; color: #52606d; margin: 4px 0; }
-.limit { font-size: 15px; color: #3e2c00; background: #fff8e1; padding: 4px 10px; border-radius: 4px; }
-table { border-collapse: collapse; font-size: 15px; margin-top: 6px; }
+.note { font-size: var(--body); color: #52606d; margin: 4px 0; }
+.limit { font-size: var(--body); color: #3e2c00; background: #fff8e1; padding: 4px 10px; border-radius: 4px; }
+table { border-collapse: collapse; font-size: var(--body); margin-top: 6px; }
 th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7eb; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 tr.current { background: #fff3c4; }
-.source { color: #616e7c; font-size: 13px; }
+.source { color: #616e7c; font-size: var(--body); }
 """
 
 
