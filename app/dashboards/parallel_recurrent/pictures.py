@@ -18,7 +18,7 @@ FORM_MARKERS = {"recurrent": "circle", "parallel": "square", "chunked": "triangl
 FORM_NAMES = {"recurrent": N_("recurrent"), "parallel": N_("parallel"), "chunked": N_("chunked")}
 
 TABLE_CSS = """
-:host { font-size: calc(16px * var(--lineare-scale, 1)); color: #1f2933; }
+:host { font-size: calc(16px * var(--lineare-scale, 1)); color: #1f2933; max-width: 100%; overflow-x: auto; }
 table { border-collapse: collapse; margin: 4px 0 8px 0; }
 th, td { padding: 4px 8px; border-bottom: 1px solid #d9e2ec; text-align: right; white-space: nowrap; }
 th { background: #f0f4f8; font-weight: 600; }

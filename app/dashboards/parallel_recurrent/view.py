@@ -82,7 +82,7 @@ class FormsView(DashboardView):
         for picture in (*self.output_pictures.values(), self.difference):
             picture.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
         self.difference.figure.select_one(ColorBar).formatter = powers_of_ten()
-        self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], width=560, margin=(4, 10))
+        self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], margin=(4, 10))      # as wide as its 16 px table
         self.outputs_text = outputs_text = Explanation(
             session, width=330,
             elementare=_("Each strip is what one way answers: one column per word, one row (channel) per "

@@ -33,7 +33,7 @@ class CellsPicture:
         boxes = self.figure.rect("x", "y", width=1, height=1, source=self.cells, view=view, fill_color="fill",
                                  fill_alpha="alpha", line_color="white", line_width=1, level="overlay")
         self.text = self.figure.text("x", "y", text="label", source=self.cells, view=CDSView(filter=self.cell_filter),
-                                     text_align="center", text_baseline="middle", text_font_size="10pt",
+                                     text_align="center", text_baseline="middle", text_font_size="11pt",
                                      text_color="ink", text_font_style="style", level="overlay").glyph
         self.outline = ColumnDataSource({"left": [], "right": [], "top": [], "bottom": []}, syncable=False)
         self.outline_filter = frame_filter()
@@ -48,7 +48,7 @@ class CellsPicture:
         self.figure.xaxis.ticker, self.figure.yaxis.ticker = FixedTicker(ticks=[]), FixedTicker(ticks=[])
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
-    def set_grid(self, rows, cols, x_labels, y_labels, *, font="10pt", split_col=None, split_row=None):
+    def set_grid(self, rows, cols, x_labels, y_labels, *, font="11pt", split_col=None, split_row=None):
         """The grid's shape, its tick labels and the cells' type size; a line after `split_col` columns and
         after `split_row` rows."""
         fig = self.figure

@@ -61,12 +61,12 @@ class SoftmaxView(DashboardView):
             stylesheets=[":host { font-size: 16px; }"])
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(10, 10, 4, 10))
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
-        self.table = CellsPicture("", _("word looked at"), "", width=300, height=300)
+        self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)     # cells for 11 pt "100"
         self.memory = CellsPicture("", "", "", width=290, height=300)
         self.cost = CostPicture(_("Work for T words"), _("length T (words)"), _("multiply-adds"),
                                 width=340, height=300)
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
-                                      superiore=_(TABLE_HELP["superiore"]), width=290, margin=(0, 5))
+                                      superiore=_(TABLE_HELP["superiore"]), width=330, margin=(0, 5))
         self.memory_help = Explanation(session, width=280, margin=(0, 5))
         self.counts = Explanation(session, width=330, margin=(0, 5))
         self.cost_help = Explanation(session, elementare=_(COST_HELP["elementare"]),
@@ -99,7 +99,7 @@ class SoftmaxView(DashboardView):
         # the trade-off beside the pictures on a wide screen, under them on a projector
         after = pn.Column(self.trade_off, self.cost_help, sizing_mode="stretch_width", margin=0,
                           styles={"flex": "1 1 330px"})
-        cards = pn.FlexBox(card(self.table, self.table_help, width=300), card(self.memory, self.memory_help, width=290),
+        cards = pn.FlexBox(card(self.table, self.table_help, width=340), card(self.memory, self.memory_help, width=290),
                            card(self.cost, counts, width=340), after, sizing_mode="stretch_width")
         return pn.Column(title(_("Take away the softmax")), point_box(self.point),
                          pn.Row(self.switch, self.strip, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
@@ -134,7 +134,7 @@ class SoftmaxView(DashboardView):
         current = rows == np.arange(T)[:, None, None]                                # row t of frame t
         shown = np.where(current, 1.0, VEIL) if linear else np.ones((T, T, T))
         self.table.figure.title.text = _("Table: never built") if linear else _("Attention table (%)")
-        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words, font="9.5pt")
+        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words, font="11pt")
         self.table.show_frames(frames, 1.0, t, labels=np.broadcast_to(percent_labels(run.weights), (T, T, T)),
                                shown=shown, framed=[(f, f + 1, 0, f + 1) for f in range(T)])
 
