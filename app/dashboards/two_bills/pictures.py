@@ -122,14 +122,15 @@ def crossing_mark(fig, dimension):
     return span, words
 
 
-def show_crossing(mark, at, text, x, y, width):
+def show_crossing(mark, at, text, x, y, width, hang=False):
     """Move the mark to `at` with its words beside (x, y), in data units, on the side of x where the
-    picture (`width` wide along x) has room."""
+    picture (`width` wide along x) has room; `hang`: the words hang under y (near the top of the frame,
+    two lines standing on y ran into the title)."""
     span, words = mark
     span.location = at
     right = x > 0.5 * width
     words.update(x=x, y=y, text=two_lines(text), text_align="right" if right else "left",
-                 x_offset=-6 if right else 6)
+                 x_offset=-6 if right else 6, text_baseline="top" if hang else "bottom", y_offset=-4 if hang else 4)
 
 
 def two_lines(text):
@@ -209,4 +210,4 @@ class WorkPicture:
             softmax=format_power(a), state=format_power(b)) for a, b in totals]
         self.subtitle.update(text=texts[t], tags=[TEXT_TAG, texts])
         show_crossing(self.mark, at, _("from token {n} softmax does more per token").format(n=at),
-                      x=wide, y=at, width=wide)
+                      x=wide, y=at, width=wide, hang=at < 0.5 * max(N, at))       # the top half: under the line

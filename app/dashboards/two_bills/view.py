@@ -251,8 +251,8 @@ class GenerationView(pn.viewable.Viewer):
             self.memory.items["prefilled"].visible = bool(result.context)
             near_top = result.state_bytes.max() < 0.8 * cache_max         # the words where no line runs
             show_crossing(self.crossing, result.crossing, _("from token {n} the cache is bigger").format(
-                n=format_number(result.crossing)), x=result.crossing, y=(0.96 if near_top else 0.5) * cache_max / size,
-                width=end)
+                n=format_number(result.crossing)), x=result.crossing, y=(1.1 if near_top else 0.5) * cache_max / size,
+                width=end, hang=near_top)
             self._draw_point(result)
             if result.context:
                 first = result.kv_cache_bytes[0] - result.bytes_per_token
