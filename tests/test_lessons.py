@@ -503,6 +503,19 @@ def test_nothing_on_the_page_gives_the_answer_away_before_a_choice(slug, number)
         assert [a for a in answers if a not in shown_text(free)] == []
 
 
+@pytest.mark.parametrize("number", [1, 2, 3])
+def test_the_transition_cards_bring_up_their_pictures_and_hold_the_answers_back(number):
+    """Cards 1-3 ask what a question gets: the answers under the pictures («Anna?» 99 ✓…) wait for a choice,
+    and the pictures, under the first screen at 1366 × 768, are marked for the card to bring up."""
+    with language("en"):
+        widget, view, store = card_on_its_page("transition", number)
+        anna = next(q for q in store.knob.recall.questions if q.token.key == "Anna")
+        assert widget.look and "lesson-look" in view.picture_cards[2].css_classes
+        assert anna.answer not in shown_text(view.picture_cards[2])
+        widget.chosen = 0
+        assert f"{anna.answer} {'✓' if anna.right else '✗'}" in shown_text(view.picture_cards[2])
+
+
 def test_a_cards_links_follow_the_pages_level():
     session = Session(language="it", level="elementare", lesson="state", card=2)
     with language("it"):

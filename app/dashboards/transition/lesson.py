@@ -87,19 +87,23 @@ def _compared_text(store):
         for c in store.compared) + "."
 
 
+# cards 1-3 ask what a question gets: the answers under the pictures stay hidden until a choice, and the
+# pictures come up under the card (below the first screen at 1366 × 768 otherwise)
+ASKED = dict(veil=lambda view: [view.answers], look=lambda view: [view.picture_cards[2]])
+
 CARDS = (
     Card(setup=KNOBS,
          prompt=N_("In this phone book Anna's number is written as 21, twice, and later changed to 99. The knobs "
                    "are on linear attention: no forgetting, no correcting, it only adds. What does «Anna?» get?"),
-         choices=LATEST_OR_OLD, correct=_latest_or_old, observe=_added_text),
+         choices=LATEST_OR_OLD, correct=_latest_or_old, observe=_added_text, **ASKED),
     Card(setup={**KNOBS, "beta": "1"},
          prompt=N_("Now correct β is at 1: DeltaNet. Before writing a pair, it erases what the summary held under "
                    "that label. What does «Anna?» get now?"),
-         choices=LATEST_OR_OLD, correct=_latest_or_old, observe=_corrected_text),
+         choices=LATEST_OR_OLD, correct=_latest_or_old, observe=_corrected_text, **ASKED),
     Card(setup={**KNOBS, "gate": "scalar", "alpha": "0.5"},
          prompt=N_("No correcting, but forgetting: each time a pair arrives, the old summary keeps only half of "
                    "itself (α = 0.5, as in Mamba-2). «Anna?» now gets 99. Which other question goes wrong?"),
-         choices=(*OTHERS, N_("none of them")), correct=_wrong_other, observe=_forgot_text),
+         choices=(*OTHERS, N_("none of them")), correct=_wrong_other, observe=_forgot_text, **ASKED),
     Card(setup=KNOBS,
          prompt=N_("Under the knob's pictures, three models read the same words side by side: linear attention, "
                    "Mamba-2 and DeltaNet. How many of them answer all four questions right?"),

@@ -128,6 +128,13 @@ class TransitionView(DashboardView):
               "red cells in a row mean two numbers are mixed up."),
             _(r"Cosine of the read-out $o_t = S_t q_t$ with each stored value vector $v$; the answer is the "
               r"largest. Framed: the latest value stored under the name; dot: the $\operatorname{argmax}$."))
+        # the three pictures, each with its words under it (the lesson's cards 1-3 bring them under the card)
+        self.picture_cards = [
+            pn.Column(pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
+                      width=width, **CARD)
+            for picture, below, width in ((self.transition, [self.transition_help], 285),
+                                          (self.state, [self.state_help], 285),
+                                          (self.recall, [self.answers, self.recall_help], 375))]
         self.table_help = explain(
             _("The lit row is the model the knobs are on now. mLSTM adds an input gate and divides by a "
               "running total, and softmax attention keeps a notebook of every word instead of a fixed "
@@ -161,8 +168,7 @@ class TransitionView(DashboardView):
                                               options={_(SEQUENCE_NAMES[p]): p for p in PRESETS},
                                               sizing_mode="stretch_width")
         gate = pn.widgets.RadioBoxGroup.from_param(store.param.gate, name=_("Gate"), inline=False,
-                                                   options={_(GATE_NAMES[g]): g for g in KNOB_GATES},
-                                                   stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
+                                                   options={_(GATE_NAMES[g]): g for g in KNOB_GATES})
         alpha, beta, seed = mechanism_knobs(store)
 
         def gray_out(*_events):                  # with no gate, α has nothing to act on
@@ -184,13 +190,7 @@ class TransitionView(DashboardView):
     def __panel__(self):
         jump_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Set the knobs to:")), margin=(14, 4, 0, 10),
                                   stylesheets=[":host { font-size: 16px; }"])
-        cards = pn.FlexBox(
-            *(pn.Column(pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
-                        width=width, **CARD)
-              for picture, below, width in ((self.transition, [self.transition_help], 285),
-                                            (self.state, [self.state_help], 285),
-                                            (self.recall, [self.answers, self.recall_help], 375))),
-            sizing_mode="stretch_width")
+        cards = pn.FlexBox(*self.picture_cards, sizing_mode="stretch_width")
         return pn.Column(
             title(_("The transition knob")),
             self.intro, point_box(pn.Column(self.lamp, self.setting, margin=0, sizing_mode="stretch_width")),
