@@ -1,9 +1,10 @@
 """Every card of every lesson opened in Chromium at 1366×768, as a class meets it: one page load per card
 (the languages taking turns card by card, so every lesson is seen in both; every third card in presenter
 mode), and on each load everything checked at once: every picture drawn at a readable size, the choices on
-the first screen, in presenter mode the page's first picture too, the result hidden until a choice, then
-shown; no console error and no Bokeh "out of bounds" warning. Two cards also try a knob: the level switched
-in place (the card's links follow) and α moved off its card's value (the card says it is stale)."""
+the first screen, in presenter mode the page's first picture too, what a card asks about brought up under
+it, the result hidden until a choice, then shown; no console error and no Bokeh "out of bounds" warning.
+Two cards also try a knob: the level switched in place (the card's links follow) and α moved off its
+card's value (the card says it is stale)."""
 import re
 
 from playwright.sync_api import expect
@@ -28,6 +29,17 @@ FIGURES = """() => {
   return out
 }"""
 SMALLEST = 40                       # px: a picture smaller than this is not a picture
+
+
+def brought_up(page, card, tries=20):
+    """The first part the card marks (lesson-look) starts just under the card, high on the first screen."""
+    marked = page.locator(".lesson-look >> visible=true").first
+    for _try in range(tries):
+        box, under = marked.bounding_box(), card.bounding_box()
+        if box and under and under["y"] + under["height"] - 2 <= box["y"] <= PROJECTOR["height"] - 200:
+            return True
+        page.wait_for_timeout(250)
+    return False
 
 
 def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_page):
@@ -63,6 +75,9 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
                 expect(picture).to_be_in_viewport(ratio=1.0, timeout=10_000)
             except AssertionError:
                 problems.append(f"{where}: the first picture not on the first screen: {picture.bounding_box()}")
+        if LESSONS[slug][number - 1].look is not None:             # what it asks about, brought up under the card
+            if not brought_up(page, card):
+                problems.append(f"{where}: what the card asks about is not under it on the first screen")
         if card.locator(".observe").is_visible() or card.get_attribute("data-revealed") is not None:
             problems.append(f"{where}: the result shows before a choice")
         buttons.first.click()

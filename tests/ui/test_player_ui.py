@@ -79,6 +79,16 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     page.keyboard.press("Space")
     page.wait_for_timeout(500)
     page.get_by_role("button", name="▶ Play").wait_for(timeout=5_000)
+    # a button reached with Tab keeps Space: Shift+Tab from the clicked "Superiore" to "Elementare", whose
+    # Space picks that level, and the player neither plays nor moves
+    shown = url_frame(page)
+    page.keyboard.press("Shift+Tab")
+    assert page.evaluate("document.activeElement.shadowRoot ? "
+                         "document.activeElement.shadowRoot.activeElement.textContent : ''") == "Elementare"
+    page.keyboard.press("Space")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('level') === 'elementare'")
+    page.wait_for_timeout(500)
+    assert page.get_by_role("button", name="▶ Play").is_visible() and url_frame(page) == shown
     assert visit.errors == []
 
 
