@@ -42,7 +42,8 @@ SHELL_CSS = """
 # classroom; our stylesheets scale their type by --lineare-scale); the ☰ button still opens the sidebar, a
 # quarter wider too (its 20 px choices fit)
 PRESENT_CSS = SHELL_CSS + """
-:root { --lineare-scale: 1.25; --sidebar-width: 425px; }
+:root { --lineare-scale: 1.25; }
+html:root { --sidebar-width: 425px; }     /* over the template's own :root, which comes later */
 """
 # presenter mode on or off: the same page reloaded with ?present= changed; full screen: the browser's own
 _TOGGLE_PRESENTER = """

@@ -158,7 +158,7 @@ class TrainedPicture:
         self._on_pick = on_pick
         self.cells.selected.on_change("indices", self.clicked)
         self.grid.text(x="x", y="y", text="mark", source=self.cells, text_align="center",
-                       text_baseline="middle", text_color="white", text_font_size="10pt")
+                       text_baseline="middle", text_color="white", text_font_size="11pt")
         self.grid.add_tools(HoverTool(tooltips=[(_("key"), "@key"), (_("right value"), "@expected"),
                                                 (_("model's answer"), "@predicted")]))
         self.grid.yaxis.major_label_text_font_size = LABEL_SIZE
@@ -274,7 +274,7 @@ class AccuracyMap:
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
                          fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
         self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center", text_baseline="middle",
-                         text_color="ink", text_font_size="10pt")
+                         text_color="ink", text_font_size="11pt")
         self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
         self.chosen = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.chosen,
