@@ -163,12 +163,13 @@ class TrainedPicture:
                                                 (_("model's answer"), "@predicted")]))
         self.grid.yaxis.major_label_text_font_size = LABEL_SIZE
         self.accuracy = style_figure(new_figure(title=_("Right, over {n} examples").format(n=examples),
-                                            width=330, height=430, x_range=Range1d(0, 1.3), y_range=y_range),
+                                            width=480, height=430, x_range=Range1d(0, 1.3), y_range=y_range),
                                      _("share of queries right"), "")
         self.accuracy.hbar(y="y", right="right", height=0.7, source=self.bars, color=BLUE)
         self.accuracy.text(x="right", y="y", text="label", source=self.bars, x_offset=4,
                            text_baseline="middle", text_font_size="11pt")
-        self.accuracy.yaxis.visible = False
+        # its own names of the models: on a projector it sits under the grid, not beside it
+        self.accuracy.yaxis.major_label_text_font_size = LABEL_SIZE
         self.accuracy.xaxis.ticker = FixedTicker(ticks=[0, 0.25, 0.5, 0.75, 1])   # the room past 1 is for labels
 
     def show(self, example):
