@@ -21,7 +21,7 @@ HEADER = "#1d4f7a"
 ACCENT = "#f0b429"
 
 NAV_CSS = """
-:host { font-size: 16px; width: 100%; }
+:host { font-size: calc(16px * var(--lineare-scale, 1)); width: 100%; }
 nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; color: #1d4f7a;
         text-decoration: none; }
 nav a:hover { background: #e6eef6; }
