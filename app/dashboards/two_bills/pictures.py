@@ -31,6 +31,7 @@ STATUS_CSS = """
 table { border-collapse: collapse; font-size: var(--body); margin-top: 6px; }
 th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7eb; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td:first-child { white-space: nowrap; }                   /* a model's name on one line: Llama-2-7B */
 tr.current { background: #fff3c4; }
 .source { color: #616e7c; font-size: var(--body); }
 """
