@@ -17,8 +17,8 @@ TITLE_SIZE_JS = """() => {            // the page title's type size, found throu
   return parseFloat(getComputedStyle(find(document)).fontSize); }"""
 
 # The type a class reads from the back of the room: every text of the sidebar and the page (DOM text, a select's
-# shown choice, a text field's value) at 16 px at least. Canvas text (Bokeh's titles, axes, cell numbers) is not
-# in the DOM and is judged on screenshots. Exempt, with the reason:
+# shown choice, a text field's value) at 16 px at least, and a select's choice not cut by its box. Canvas text
+# (Bokeh's titles, axes, cell numbers) is not in the DOM and is judged on screenshots. Exempt, with the reason:
 EXEMPT = {
     ".lineare-numbers-button": "each picture's 123 button (13 px): its size and place are reworked with its "
                                "overlap of long titles (issue 25b)",
@@ -26,7 +26,7 @@ EXEMPT = {
                   "belong to are checked",
 }
 TEXT_SIZES_JS = """([least, exempt]) => {
-  const small = [];
+  const small = [], measure = document.createElement("canvas").getContext("2d");
   const shown = (el) => getComputedStyle(el).visibility !== "hidden" && parseFloat(getComputedStyle(el).opacity) > 0;
   const check = (el, text, where) => {
     const style = getComputedStyle(el), size = parseFloat(style.fontSize);
@@ -47,7 +47,14 @@ TEXT_SIZES_JS = """([least, exempt]) => {
     const field = node.tagName === "SELECT" || (node.tagName === "INPUT" && ["text", "number"].includes(node.type));
     if (field) {
       if (node.offsetWidth > 0 && shown(node)) {
-        check(node, node.tagName === "SELECT" ? (node.selectedOptions[0] || {}).text || "" : node.value, where);
+        const text = node.tagName === "SELECT" ? (node.selectedOptions[0] || {}).text || "" : node.value;
+        check(node, text, where);
+        const style = getComputedStyle(node), room = node.clientWidth - parseFloat(style.paddingLeft)
+                                                     - parseFloat(style.paddingRight);
+        measure.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+        if (node.tagName === "SELECT" && measure.measureText(text).width > room + 0.5) {
+          small.push(`${where}: «${text}» cut by its select (${room} px)`);   // a choice cannot wrap
+        }
       }
       return;
     }
