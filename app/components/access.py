@@ -309,6 +309,7 @@ def replacements(language):
     # inside a <script>: JSON, with "<" escaped so no text can close the script
     words = json.dumps({"up": _("Increase"), "down": _("Decrease")})
     words = words.replace("<", "\\u003c")
+    from app.building import busy_script
     from app.i18n import browser_locale
     picture_words = json.dumps({
         "locale": browser_locale(language), "picture": _("Picture"), "close": _("Close"), "row": _("row"),
@@ -328,7 +329,7 @@ def replacements(language):
         ("</ul>", "</div>"),
         ('<div class="col mh-100 float-left" id="main">',
          _DRAWER_SCRIPT.replace("NARROW", str(NARROW - 0.02)).replace("WORDS", words)
-         + _NUMBERS_SCRIPT.replace("WORDS", picture_words)
+         + _NUMBERS_SCRIPT.replace("WORDS", picture_words) + busy_script()
          + '\n<div class="col mh-100 float-left" id="main" tabindex="-1" role="main">'),
     ]
 
