@@ -195,8 +195,46 @@ class Player(JSComponent):
           for (const m of owned) { if (m) { plotOf.set(m, view.el) } }
           viewOf.set(view.el, view)
           observer.observe(view.el)
+          measureOnlyWhenNeeded(view)
         }
       }
+      // Bokeh measures every axis's tick labels again before each repaint of a figure, to see whether its
+      // layout must change (about 3 ms a figure, most of a step's work). A figure whose ranges are fixed
+      // numbers and whose titles and axis names are as they were at its last full measure cannot need a
+      // new layout: that check is skipped. Anything else (a resize, a new run's ranges, a title that
+      // appears, the page's font arriving) measures as before.
+      let fontsReady = false
+      if (document.fonts && document.fonts.ready) { document.fonts.ready.then(() => { fontsReady = true }) }
+      const fixed = (range) => range && (range.type === "Range1d" || range.type === "FactorRange")
+      function looks(view) {                      // what the layout of a fixed-range figure depends on
+        const f = view.model, r = [f.x_range, f.y_range], text = (x) => x && x.text ? "+" : ""
+        const plain = (x) => x instanceof Map ? [...x] : x ?? null
+        const parts = [...(f.above || []), ...(f.below || []), ...(f.left || []), ...(f.right || [])]
+        const part = (p) => [p.type, p.visible, text(p), plain(p.axis_label), plain(p.major_label_overrides),
+                             p.ticker ? plain(p.ticker.ticks) : null, p.major_label_text_font_size ?? null,
+                             p.axis_label_text_font_size ?? null, p.text_font_size ?? null,
+                             p.color_mapper ? [p.color_mapper.low, p.color_mapper.high] : null]
+        return JSON.stringify([r.map(x => [x.start, x.end, plain(x.factors)]), text(f.title),
+                               f.title ? plain(f.title.text_font_size) : null, parts.map(part)])
+      }
+      function measureOnlyWhenNeeded(view) {
+        const check = view._invalidate_layout_if_needed
+        if (view.lineareQuick || typeof check !== "function") { return }
+        view.lineareQuick = true
+        let measured = null
+        view._invalidate_layout_if_needed = function () {
+          const f = this.model
+          if (!fontsReady || this._needs_layout || !fixed(f.x_range) || !fixed(f.y_range)) {
+            measured = null
+            return check.call(this)
+          }
+          const now = looks(this)
+          if (now === measured) { return }
+          measured = now
+          return check.call(this)
+        }
+      }
+
       const waits = (m) => { const el = plotOf.get(m); return el !== undefined && !onScreen.has(el) }
       function freshen() {
         const all = models()
