@@ -22,7 +22,8 @@ A build waits its turn; when its turn comes and the websocket that asked for it 
 (a visitor who left, a script opening and closing sockets), the build is skipped and the session is
 discarded at the next check instead of living another minute. At most `MAX_WAITING` builds wait or
 run at once per server (`python -m app --max-waiting-builds`): past it a new websocket is closed at
-once with code 1013 ("try again later") and one log line, rather than queued behind a crowd.
+once with code 1013 ("try again later") and one log line, rather than queued behind a minute of builds;
+the page (BUSY_SCRIPT, in every page's frame) then tells its visitor so.
 
 `freeze_model_walks()` (for every server, --build-on-loop too): Bokeh walks a document's whole model
 graph again after each change that may add or drop a model (a new root, a list of children, a
@@ -41,14 +42,47 @@ from concurrent.futures import ThreadPoolExecutor
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
 SWITCH_INTERVAL_S = 0.001
-MAX_WAITING = 16                      # builds waiting or running per server (--max-waiting-builds)
+# builds waiting or running per server (--max-waiting-builds). A page costs ~0.6-1 s of CPU on a quiet 2-core
+# machine: 64 is about a minute of building, what a visitor waits before reloading, and a class of 60 fits even
+# when one process of `python -m app` accepts all of it (16 refused a quarter of a class of 60 on 2 servers)
+MAX_WAITING = 64
 BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
 log = logging.getLogger("lineare.building")
+# in every page (app/components/access.py): a page whose websocket is closed as busy fails to load its session, and
+# Bokeh says why only in the browser's console; this says it on the page, in the page's language
+BUSY_SCRIPT = """<script>
+window.WebSocket = class extends WebSocket {
+  constructor(url, protocols) {
+    super(url, protocols);
+    this.addEventListener("close", function (event) {
+      if (event.code !== CODE || document.querySelector(".lineare-busy")) { return; }
+      var words = WORDS, line = document.createElement("p"), again = document.createElement("a");
+      line.className = "lineare-busy"; line.setAttribute("role", "alert");
+      line.style.cssText = "font-size: 20px; margin: 16px; padding: 12px 16px; border: 2px solid #b44d12; " +
+        "border-radius: 6px; background: #fffbea; color: #102a43;";
+      again.href = location.href; again.textContent = words.again; again.style.marginLeft = "12px";
+      line.append(words.busy, again);
+      (document.getElementById("main") || document.body).prepend(line);
+    });
+  }
+};
+</script>"""
 # a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
 # skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
 ASKER = contextvars.ContextVar("lineare_asker", default=None)
 builds = {"built": 0, "skipped": 0, "refused": 0}
 waiting = set()                       # per build waiting or running: its websocket, or a stand-in for a GET's
+
+
+def busy_script():
+    """The script that shows a visitor refused at the cap a line saying so (translated now: the page's language)."""
+    import json
+
+    from app.i18n import _
+
+    words = json.dumps({"busy": _("The server is busy: too many pages are being opened at once. Try again in a "
+                                  "moment."), "again": _("Try again")}).replace("<", "\\u003c")
+    return BUSY_SCRIPT.replace("CODE", str(BUSY_CODE)).replace("WORDS", words)
 
 
 def waiting_for_someone():

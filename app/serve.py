@@ -35,7 +35,7 @@ import socket
 import sys
 from pathlib import Path
 
-from app import data_path
+from app import building, data_path
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
@@ -147,7 +147,7 @@ def main(argv=None):
     parser.add_argument("--idle-minutes", type=float, default=10.0,
                         help="close a connection that sent nothing this long (an open, visible page tells the "
                              "server once a minute that it is there; default: %(default)s)")
-    parser.add_argument("--max-waiting-builds", type=int, default=16, metavar="N",
+    parser.add_argument("--max-waiting-builds", type=int, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
     args = parser.parse_args(argv)
@@ -184,7 +184,6 @@ def main(argv=None):
     security.install()
     websocket.install(idle_s=args.idle_minutes * 60)
     memory.install(forks=count > 1)
-    from app import building
     building.freeze_model_walks()
     if not args.build_on_loop:
         building.MAX_WAITING = max(1, args.max_waiting_builds)

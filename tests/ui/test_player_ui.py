@@ -29,6 +29,30 @@ def answer_shown(page, step):
         "span => getComputedStyle(span).visibility") == "visible"
 
 
+# counts, from now on, how often Bokeh measures the axes, titles and colour bars of the figures with fixed ranges
+# and no per-step title, to see whether their layout must change (it re-measures every tick label: most of a
+# step's script); returns how many figures it watches
+COUNT_MEASURES = """() => {
+  window.__measures = 0
+  const fixed = (r) => r && (r.type === "Range1d" || r.type === "FactorRange")
+  const stepped = (m) => m && (m.tags || [])[0] === "lineare-text"
+  let watched = 0
+  for (const view of Bokeh.index.query(v => v.renderer_views !== undefined && v.model.x_range)) {
+    const f = view.model
+    if (!fixed(f.x_range) || !fixed(f.y_range) || [f.title, ...f.above].some(stepped)) { continue }
+    watched++
+    for (const part of view.renderer_views.values()) {
+      const layout = part.layout
+      if (layout && layout.has_size_changed) {
+        const measure = layout.has_size_changed.bind(layout)
+        layout.has_size_changed = () => { window.__measures++; return measure() }
+      }
+    }
+  }
+  return watched
+}"""
+
+
 def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page):
     visit = open_page()
     page = visit.page
@@ -39,11 +63,14 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     assert url_frame(page) == "2" and not answer_shown(page, 5)          # "Bruno?" not reached yet
     before, quiet = picture(page), len(sent)
     page.get_by_role("heading", name="The state fills up").click()
+    assert page.evaluate(COUNT_MEASURES) > 0
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '5'")
     page.wait_for_timeout(300)
     assert url_frame(page) == "5" and answer_shown(page, 5) and picture(page) != before
+    # the steps repainted the pictures without measuring their unchanged axes again
+    assert page.evaluate("window.__measures") == 0
     page.get_by_role("button", name="▶ Play").click()
     page.get_by_role("button", name="▶ Play").wait_for(timeout=10_000)   # played to the end and stopped
     assert frame(page) == 10 and url_frame(page) == "10"
