@@ -186,6 +186,7 @@ def main(argv=None):
     memory.install(forks=count > 1)
     from app import building
     building.freeze_model_walks()
+    building.cache_stable_defaults()
     if not args.build_on_loop:
         building.MAX_WAITING = max(1, args.max_waiting_builds)
         building.install()

@@ -188,6 +188,7 @@ def as_served():
     """The server's own patches (app/serve.py), those that change what a build costs."""
     from app import building
     building.freeze_model_walks()
+    building.cache_stable_defaults()
 
 
 def in_process(pages, languages, reps):
