@@ -33,6 +33,7 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
     visit = open_page()
     visit.page.set_default_navigation_timeout(180_000)            # the first visit builds the curves of the rule
     page = visit.open(f"{PAGE}?lang=en&task={task}&probe=softmax&probe_query=1&rule=gated-delta")
+    scroll_to_every_section(page)
     page.get_by_text("Softmax attention, query 1: the label").wait_for(timeout=120_000)
 
     x, y = page.evaluate(POINT_ON_SCREEN, ["One example, query by query", query, "RWKV-6"])
@@ -68,6 +69,17 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
     assert changed != expected
     wait_for_map(page, changed)
     assert visit.errors == [] and visit.remote == []
+
+
+def scroll_to_every_section(page):
+    """Scroll to each section made only when a visitor comes near it (app/components/later.py), until made."""
+    from playwright.sync_api import expect
+
+    markers = page.locator(".lineare-later")
+    markers.first.wait_for(timeout=120_000)
+    while (count := markers.count()):
+        markers.first.scroll_into_view_if_needed()
+        expect(markers).to_have_count(count - 1, timeout=60_000)
 
 
 def wait_for_map(page, accuracy):
