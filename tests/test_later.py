@@ -27,8 +27,10 @@ def texts(doc):
 
 
 def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near():
+    import panel as pn
     from panel.io.state import set_curdoc
 
+    from app.components.access import WIDGET_FOCUS_CSS
     from app.components.later import Near, build_all
 
     doc, template = memory_fails_page()
@@ -49,3 +51,5 @@ def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near()
         build_all(doc)                                             # what tests that read a whole page do
     assert "Every key size at once" in texts(doc)
     assert not list(template.main[0].select(Near))                 # the markers gave their place to the sections
+    sliders = [w for w in template.main[0].select(pn.widgets.FloatSlider) if "α" in w.label]
+    assert sliders and all(WIDGET_FOCUS_CSS in w.stylesheets for w in sliders)   # the frame's focus ring, too

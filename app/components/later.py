@@ -17,6 +17,7 @@ from panel.custom import JSComponent
 
 MARKER = "lineare-later"                      # the class of a section's marker, until it is made
 _PAGES = weakref.WeakKeyDictionary()          # a page's Document → its Later sections
+_FINISH = weakref.WeakKeyDictionary()         # a page's Document → what its frame does to each part (app/shell.py)
 
 
 class Near(JSComponent):
@@ -47,17 +48,28 @@ class Later(pn.viewable.Viewer):
         near.param.watch(lambda _event: self.section(), "seen")
         self._column = pn.Column(near, sizing_mode="stretch_width", margin=0)
         doc = pn.state.curdoc
+        self._doc = weakref.ref(doc) if doc is not None else lambda: None
         if doc is not None:
             _PAGES.setdefault(doc, []).append(self)
 
     def section(self):
         if self._section is None:
             self._section = self._make()
+            doc = self._doc()
+            if doc in _FINISH:
+                _FINISH[doc](self._section)
             self._column.objects = [self._section]
         return self._section
 
     def __panel__(self):
         return self._column
+
+
+def when_built(doc, finish):
+    """`finish(section)` for each section of `doc` when it is made, before it is shown: what the page's frame
+    does to the rest of the page when it is built (app/shell.py)."""
+    if doc is not None:
+        _FINISH[doc] = finish
 
 
 def build_all(doc):
