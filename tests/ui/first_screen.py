@@ -52,3 +52,15 @@ def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
     if errors:
         problems.append(f"page errors: {errors}")
     return problems
+
+
+def scroll_to_every_section(page):
+    """Scroll to each section made only when a visitor comes near it (app/components/later.py), until made;
+    once per page load (it waits for the first marker)."""
+    from playwright.sync_api import expect
+
+    markers = page.locator(".lineare-later")
+    markers.first.wait_for(timeout=120_000)
+    while (count := markers.count()):
+        markers.first.scroll_into_view_if_needed()
+        expect(markers).to_have_count(count - 1, timeout=60_000)

@@ -3,6 +3,7 @@ the model's numbers; moving α redraws the accuracy map over d_k × N (fixtures 
 import re
 
 import numpy as np
+from first_screen import scroll_to_every_section
 from test_memory_fails_ui import PAGE, POINT_ON_SCREEN
 
 # the numbers a Bokeh figure (found by the start of its title) holds in the first glyph with a given column
@@ -69,17 +70,6 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
     assert changed != expected
     wait_for_map(page, changed)
     assert visit.errors == [] and visit.remote == []
-
-
-def scroll_to_every_section(page):
-    """Scroll to each section made only when a visitor comes near it (app/components/later.py), until made."""
-    from playwright.sync_api import expect
-
-    markers = page.locator(".lineare-later")
-    markers.first.wait_for(timeout=120_000)
-    while (count := markers.count()):
-        markers.first.scroll_into_view_if_needed()
-        expect(markers).to_have_count(count - 1, timeout=60_000)
 
 
 def wait_for_map(page, accuracy):

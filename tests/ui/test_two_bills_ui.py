@@ -1,7 +1,7 @@
 """Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
-from first_screen import WIDE, check_first_screen
+from first_screen import WIDE, check_first_screen, scroll_to_every_section
 
 PAGE = "/two-bills"
 STATUS = re.compile(r"^Token \d+ (of|di) \d+")
@@ -20,7 +20,9 @@ def memory_picture(page):
 
 
 def calculator_model(page):
-    """The calculator's model choice (the sidebar may hold other, hidden choices before it)."""
+    """The calculator's model choice (the sidebar may hold other, hidden choices before it), once the
+    calculator is made (when scrolled to)."""
+    scroll_to_every_section(page)
     return page.locator("select", has=page.locator("option", has_text="RetNet-6.7B"))
 
 
@@ -131,6 +133,7 @@ def test_a_link_reopens_the_same_view_and_the_level_switches(open_page):
     page.wait_for_function("() => window.location.search.includes('dtype=fp32')")
     page.reload()
     page.locator('nav a[aria-current="page"]').wait_for()
+    scroll_to_every_section(page)
     wait_for_token(page, 6, 16)
     page.get_by_text("168 MB", exact=True).first.wait_for()
     for kept in ("variant=retnet", "heads=2", "dim=32", "preset=mamba2_2_7b", "n=8192", "dtype=fp32",
