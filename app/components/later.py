@@ -5,8 +5,8 @@
 
 Until then the page holds only a marker of the section's height (`Near`): when the browser sees it
 come within a screen of the window, it says so once, and the server makes the section in its place.
-A page's time to open is mostly the server making its Bokeh models; most visitors never scroll to
-the bottom of a long page. `build_all(doc)` makes every section of a document at once: what tests
+A page's time to open is mostly the server making its Bokeh models, and a section nobody scrolls to
+then costs nothing. `build_all(doc)` makes every section of a document at once: what tests
 that read a whole page use.
 """
 import weakref
@@ -16,8 +16,9 @@ import param
 from panel.custom import JSComponent
 
 MARKER = "lineare-later"                      # the class of a section's marker, until it is made
-_PAGES = weakref.WeakKeyDictionary()          # a page's Document → its Later sections
-_FINISH = weakref.WeakKeyDictionary()         # a page's Document → what its frame does to each part (app/shell.py)
+# kept on the page's Document itself (freed with it): its Later sections, and what the page's frame does to
+# each part of the page (app/shell.py)
+SECTIONS, FINISH = "lineare_later_sections", "lineare_later_finish"
 
 
 class Near(JSComponent):
@@ -50,14 +51,14 @@ class Later(pn.viewable.Viewer):
         doc = pn.state.curdoc
         self._doc = weakref.ref(doc) if doc is not None else lambda: None
         if doc is not None:
-            _PAGES.setdefault(doc, []).append(self)
+            vars(doc).setdefault(SECTIONS, []).append(self)
 
     def section(self):
         if self._section is None:
             self._section = self._make()
-            doc = self._doc()
-            if doc in _FINISH:
-                _FINISH[doc](self._section)
+            finish = getattr(self._doc(), FINISH, None)
+            if finish is not None:
+                finish(self._section)
             self._column.objects = [self._section]
         return self._section
 
@@ -69,10 +70,10 @@ def when_built(doc, finish):
     """`finish(section)` for each section of `doc` when it is made, before it is shown: what the page's frame
     does to the rest of the page when it is built (app/shell.py)."""
     if doc is not None:
-        _FINISH[doc] = finish
+        setattr(doc, FINISH, finish)
 
 
 def build_all(doc):
     """Make every Later section of `doc` now (a test that reads the whole page)."""
-    for later in _PAGES.get(doc, []):
+    for later in getattr(doc, SECTIONS, []):
         later.section()

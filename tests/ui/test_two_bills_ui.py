@@ -44,6 +44,7 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     visit = open_page(locale="it-IT")
     page = visit.open(f"{PAGE}?tokens=16")                   # no ?lang=: the browser's language decides
     page.get_by_role("heading", name="Due conti da pagare", exact=True).wait_for()
+    scroll_to_every_section(page)
     page.get_by_role("heading", name="Il conto per i modelli veri").wait_for()
     page.get_by_text(STATUS).wait_for()
     assert page.locator(".bk-Figure").count() >= 4          # memory, time, measurements, calculator
@@ -55,6 +56,8 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     page.get_by_role("button", name="English").click()
     page.get_by_role("heading", name="Two bills", exact=True).wait_for()
     page.get_by_role("heading", name="Time per token, measured on this server").wait_for()
+    scroll_to_every_section(page)
+    page.get_by_role("heading", name="The bill for real models").wait_for()
     assert "lang=en" in page.url and "tokens=16" in page.url
     texts = " ".join(visit.text())
     assert "KV cache at 131,072 tokens" in texts and "Il conto per i modelli veri" not in texts
