@@ -155,7 +155,7 @@ def cache_stable_defaults():
         return unstable[key]
 
     def _get_default(self, obj):
-        themed = obj.themed_values()
+        themed = vars(obj).get("__themed_values__")     # obj.themed_values(), without HasProps.__getattr__
         if themed is not None and self.name in themed:
             return get_default(self, obj)           # a theme's value: Bokeh's own path
         key = (obj.__class__, self.name)
