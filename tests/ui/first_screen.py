@@ -54,13 +54,16 @@ def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
     return problems
 
 
-def scroll_to_every_section(page):
-    """Scroll to each section made only when a visitor comes near it (app/components/later.py), until made;
-    once per page load (it waits for the first marker)."""
-    from playwright.sync_api import expect
+def scroll_to_every_section(page, wait=True):
+    """Scroll to each section made only when a visitor comes near it (app/components/later.py) until all are
+    made; `wait`: for the first marker first (once per page load: the page is still loading)."""
+    import time
 
     markers = page.locator(".lineare-later")
-    markers.first.wait_for(timeout=120_000)
-    while (count := markers.count()):
-        markers.first.scroll_into_view_if_needed()
-        expect(markers).to_have_count(count - 1, timeout=60_000)
+    if wait:
+        markers.first.wait_for(timeout=120_000)
+    deadline = time.monotonic() + 120
+    while markers.count():          # made one by one (or several at once): a marker may go at any moment
+        markers.evaluate_all("els => els.length && els[0].scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(300)
+        assert time.monotonic() < deadline, "a section was not made within two minutes of being scrolled to"
