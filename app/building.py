@@ -29,6 +29,12 @@ the page (BUSY_SCRIPT, in every page's frame) then tells its visitor so.
 graph again after each change that may add or drop a model (a new root, a list of children, a
 stylesheet); while a page is built or a knob's callbacks run, those walks are put off to one at the
 end, if any. The state page was built 35 walks deep: 1.4 s → 0.8 s (measured in-process, one core).
+
+`cache_stable_defaults()` (for every server): a Bokeh property never set is read from its default, which
+Bokeh makes anew at each read (copied, validated, merged with the class's overrides), and every walk of
+the model graph and every serialisation reads them all: for a default that cannot change (a number, a
+string, None), the value made once per model class and property is kept. Where memory fails, in-process,
+CPU per page 0.91 → 0.67 s (its JSON 0.18 → 0.08 s).
 """
 import asyncio
 import contextlib
@@ -67,6 +73,7 @@ window.WebSocket = class extends WebSocket {
   }
 };
 </script>"""
+IMMUTABLE = (type(None), bool, int, float, str)       # defaults that may be shared by every model of a class
 # a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
 # skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
 ASKER = contextvars.ContextVar("lineare_asker", default=None)
@@ -164,6 +171,37 @@ def freeze_model_walks():
     initialize_document.walks_put_off = True
     Application.initialize_document = initialize_document
     Syncable._change_event, Syncable._process_bokeh_event = _change_event, _process_bokeh_event
+
+
+def cache_stable_defaults():
+    """Patch Bokeh's property descriptor: the stable defaults of a class's properties are made once."""
+    from bokeh.core.property.descriptors import PropertyDescriptor
+
+    get_default, has_unstable = PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default
+    if getattr(get_default, "lineare", False):
+        return
+    stable, unstable, missing = {}, {}, object()
+
+    def has_unstable_default(self, obj):            # depends on the class only (its overridden defaults)
+        key = (obj.__class__, self.name)
+        if key not in unstable:
+            unstable[key] = has_unstable(self, obj)
+        return unstable[key]
+
+    def _get_default(self, obj):
+        themed = vars(obj).get("__themed_values__")     # obj.themed_values(), without HasProps.__getattr__
+        if themed is not None and self.name in themed:
+            return get_default(self, obj)           # a theme's value: Bokeh's own path
+        key = (obj.__class__, self.name)
+        value = stable.get(key, missing)
+        if value is missing:
+            value = get_default(self, obj)
+            if type(value) in IMMUTABLE and not has_unstable_default(self, obj):
+                stable[key] = value
+        return value
+
+    _get_default.lineare = True
+    PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default = _get_default, has_unstable_default
 
 
 def install():

@@ -185,6 +185,7 @@ def main(argv=None):
     websocket.install(idle_s=args.idle_minutes * 60)
     memory.install(forks=count > 1)
     building.freeze_model_walks()
+    building.cache_stable_defaults()
     if not args.build_on_loop:
         building.MAX_WAITING = max(1, args.max_waiting_builds)
         building.install()

@@ -10,6 +10,7 @@ import html
 import panel as pn
 
 from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from app.components.later import when_built
 from app.components.presence import Presence
 from app.components.text import TEXT_CSS
 from app.dashboards import BY_SLUG, DASHBOARDS, Page
@@ -130,6 +131,8 @@ def shell(session, slug, content: Page, card=None):
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
     accessible_widgets([language, level, *content.controls, main])
+    when_built(pn.state.curdoc, lambda section: (without_doc_tooltips(session, [section]),
+                                                 accessible_widgets([section])))
     return template
 
 

@@ -28,6 +28,7 @@ def session_document(slug, args):
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
+    from app.components.later import build_all
     from app.session import Session
     from app.shell import page
 
@@ -37,6 +38,7 @@ def session_document(slug, args):
     doc._session_context = lambda: context
     with set_curdoc(doc):
         page(slug)().server_doc(doc)
+        build_all(doc)                          # the sections made when a visitor scrolls to them
         session = Session.current()
     return doc, session
 

@@ -140,3 +140,45 @@ def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(
     assert reply.msgtype == "PULL-DOC-REPLY" and reply.header["reqid"] == asking.header["msgid"]
     assert reply.content["doc"]["roots"][0]["attributes"]["text"] == "<b>a page</b>"
     assert session._pending_writes is None and not session._lock.held
+
+
+STABLE_DEFAULTS = r"""
+import re
+from bokeh.document import Document
+from bokeh.protocol import Protocol
+from bokeh.models import Div, Slider
+from bokeh.plotting import figure
+from bokeh.themes import Theme
+
+def page(theme=None):
+    doc = Document()
+    if theme is not None:
+        doc.theme = theme
+    fig = figure(title="t", width=300, height=200, tools="hover")
+    fig.line([1, 2], [3, 4], legend_label="a")
+    fig.scatter([1, 2], [3, 4], size=8)
+    for root in (fig, Div(text="x"), Slider(start=0, end=1, value=0.5, step=0.1, title="s")):
+        doc.add_root(root)
+    doc.validate()                       # reads every property, so the cache is filled before the JSON
+    return fig, re.sub(r'"p\d+"', '"p"', Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
+
+theme = Theme(json={"attrs": {"Title": {"text_font_size": "31px"}, "Plot": {"min_border": 7}}})
+bokehs = [page()[1], page(theme)[1]]
+from app.building import cache_stable_defaults
+cache_stable_defaults()
+ours = [page()[1], page()[1], page(theme)[1], page()[1]]
+assert ours[0] == ours[1] == ours[3] == bokehs[0], "the same document, whatever was read before"
+assert ours[2] == bokehs[1] and '"31px"' in ours[2], "a theme's values still win"
+one, two = page()[0], page()[0]
+one.tags.append("mine")
+assert two.tags == [] and one.renderers is not two.renderers, "containers are never shared"
+"""
+
+
+def test_stable_defaults_made_once_give_bokehs_own_documents():
+    """cache_stable_defaults() (installed by python -m app) changes no document: with and without it, in a
+    fresh process, the same JSON; a theme's values still apply; mutable defaults are each model's own."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", STABLE_DEFAULTS], check=True, timeout=120)

@@ -26,7 +26,8 @@ def parsed(monkeypatch, *argv):
     captured = {}
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
     for module, name in ((security, "install"), (memory, "install"), (building, "install"),
-                         (building, "freeze_model_walks"), (i18n, "compile_catalogs")):
+                         (building, "freeze_model_walks"), (building, "cache_stable_defaults"),
+                         (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
     for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "x")

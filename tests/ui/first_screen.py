@@ -52,3 +52,18 @@ def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
     if errors:
         problems.append(f"page errors: {errors}")
     return problems
+
+
+def scroll_to_every_section(page, wait=True):
+    """Scroll to each section made only when a visitor comes near it (app/components/later.py) until all are
+    made; `wait`: for the first marker first (once per page load: the page is still loading)."""
+    import time
+
+    markers = page.locator(".lineare-later")
+    if wait:
+        markers.first.wait_for(timeout=120_000)
+    deadline = time.monotonic() + 120
+    while markers.count():          # made one by one (or several at once): a marker may go at any moment
+        markers.evaluate_all("els => els.length && els[0].scrollIntoView({block: 'center'})")
+        page.wait_for_timeout(300)
+        assert time.monotonic() < deadline, "a section was not made within two minutes of being scrolled to"

@@ -15,6 +15,8 @@ from app.dashboards import DASHBOARDS
 from app.dashboards.state_fills_up.model import StateStore, head_frame
 from app.lessons import LESSONS
 
+from first_screen import scroll_to_every_section
+
 PAGES = ["", *(d.slug for d in DASHBOARDS if d.build is not None)]
 AXE_OPTIONS = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
 # Violations from inside Bokeh or Panel, which the app cannot fix: (rule, a part of the element's selector, why).
@@ -63,6 +65,9 @@ def loaded(visit, path):
     page.goto(visit.server + path, timeout=120_000)
     page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
     page.wait_for_timeout(2500)                      # Bokeh draws; the page's script names and fits (each 1 s)
+    if page.locator(".lineare-later").count():       # sections made when scrolled to are checked too
+        scroll_to_every_section(page, wait=False)
+        page.wait_for_timeout(2500)
     return page
 
 

@@ -3,6 +3,7 @@ the model's numbers; moving α redraws the accuracy map over d_k × N (fixtures 
 import re
 
 import numpy as np
+from first_screen import scroll_to_every_section
 from test_memory_fails_ui import PAGE, POINT_ON_SCREEN
 
 # the numbers a Bokeh figure (found by the start of its title) holds in the first glyph with a given column
@@ -33,6 +34,7 @@ def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
     visit = open_page()
     visit.page.set_default_navigation_timeout(180_000)            # the first visit builds the curves of the rule
     page = visit.open(f"{PAGE}?lang=en&task={task}&probe=softmax&probe_query=1&rule=gated-delta")
+    scroll_to_every_section(page)
     page.get_by_text("Softmax attention, query 1: the label").wait_for(timeout=120_000)
 
     x, y = page.evaluate(POINT_ON_SCREEN, ["One example, query by query", query, "RWKV-6"])

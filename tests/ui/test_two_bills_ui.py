@@ -1,7 +1,7 @@
 """Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
-from first_screen import WIDE, check_first_screen
+from first_screen import WIDE, check_first_screen, scroll_to_every_section
 
 PAGE = "/two-bills"
 STATUS = re.compile(r"^Token \d+ (of|di) \d+")
@@ -20,7 +20,9 @@ def memory_picture(page):
 
 
 def calculator_model(page):
-    """The calculator's model choice (the sidebar may hold other, hidden choices before it)."""
+    """The calculator's model choice (the sidebar may hold other, hidden choices before it), once the
+    calculator is made (when scrolled to)."""
+    scroll_to_every_section(page)
     return page.locator("select", has=page.locator("option", has_text="RetNet-6.7B"))
 
 
@@ -42,6 +44,7 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     visit = open_page(locale="it-IT")
     page = visit.open(f"{PAGE}?tokens=16")                   # no ?lang=: the browser's language decides
     page.get_by_role("heading", name="Due conti da pagare", exact=True).wait_for()
+    scroll_to_every_section(page)
     page.get_by_role("heading", name="Il conto per i modelli veri").wait_for()
     page.get_by_text(STATUS).wait_for()
     assert page.locator(".bk-Figure").count() >= 4          # memory, time, measurements, calculator
@@ -53,6 +56,8 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     page.get_by_role("button", name="English").click()
     page.get_by_role("heading", name="Two bills", exact=True).wait_for()
     page.get_by_role("heading", name="Time per token, measured on this server").wait_for()
+    scroll_to_every_section(page)
+    page.get_by_role("heading", name="The bill for real models").wait_for()
     assert "lang=en" in page.url and "tokens=16" in page.url
     texts = " ".join(visit.text())
     assert "KV cache at 131,072 tokens" in texts and "Il conto per i modelli veri" not in texts
@@ -131,6 +136,7 @@ def test_a_link_reopens_the_same_view_and_the_level_switches(open_page):
     page.wait_for_function("() => window.location.search.includes('dtype=fp32')")
     page.reload()
     page.locator('nav a[aria-current="page"]').wait_for()
+    scroll_to_every_section(page)
     wait_for_token(page, 6, 16)
     page.get_by_text("168 MB", exact=True).first.wait_for()
     for kept in ("variant=retnet", "heads=2", "dim=32", "preset=mamba2_2_7b", "n=8192", "dtype=fp32",

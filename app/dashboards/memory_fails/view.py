@@ -4,6 +4,7 @@ import html
 import numpy as np
 import panel as pn
 
+from app.components.later import Later
 from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
@@ -126,14 +127,23 @@ class MemoryView(DashboardView):
         store.param.watch(self._draw_picked, ["probe", "probe_query"])
         session.param.watch(self._draw_detail, ["level"])
         # 4. one trained answer taken apart, and 5. the map over d_k × N: computed on workers once the page
-        # has loaded (they would slow its first build down), and whenever their settings change after that
-        self.forensics = ForensicsSection(store, session)
-        self.capacity_map = MapSection(store, session)
+        # has loaded (they would slow its first build down), and whenever their settings change after that;
+        # their pictures are made when the visitor scrolls near them (a third of the page's models)
+        self.details = [Later(lambda: ForensicsSection(store, session), height=900),
+                        Later(lambda: MapSection(store, session), height=600)]
         pn.state.onload(store.open_details)
         self._draw_curve()
         self._draw_detail()
         self._draw_trained()
         self._draw_accuracy()
+
+    @property
+    def forensics(self):
+        return self.details[0].section()
+
+    @property
+    def capacity_map(self):
+        return self.details[1].section()
 
     # -- controls
 
@@ -191,7 +201,7 @@ class MemoryView(DashboardView):
             self.trained_text, self.trained_status,
             pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy),
                        sizing_mode="stretch_width"),
-            self.forensics, self.capacity_map,
+            *self.details,
             sizing_mode="stretch_width")
 
     # -- drawing

@@ -9,6 +9,7 @@ import param
 
 from app.components.controls import sidebar_label
 from app.components.curves import BLUE, VERMILLION, CurvesPicture
+from app.components.later import Later
 from app.components.player import FrameText, Player
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
@@ -36,7 +37,8 @@ class TwoBillsView(DashboardView):
         calculator = session.store(self.slug + "/calculator", lambda: CalculatorStore(**values))
         session.add_notices("url", notices)
         self.generation = GenerationView(store=self.store, session=session)
-        self.calculator = CalculatorView(store=calculator, session=session)
+        # below the first screen: made when the visitor scrolls near it (a fifth of the page's models)
+        self._calculator = Later(lambda: CalculatorView(store=calculator, session=session), height=1100)
         self.papers = papers(session)
         self.intro = Explanation(
             session,
@@ -52,13 +54,17 @@ class TwoBillsView(DashboardView):
                         "fixed-size state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ costs $O(d_k d_v)$ per token, "
                         "in time and in memory, whatever $t$ is (Katharopoulos et al. 2020)."))
 
+    @property
+    def calculator(self):
+        return self._calculator.section()
+
     def controls(self):
         return self.generation.controls()
 
     def __panel__(self):
         # the point and its two pictures first (the first screen of a projector), the words after them
         return pn.Column(title(_("Two bills")), self.generation.opening(), self.intro, self.generation,
-                         self.calculator, self.papers, sizing_mode="stretch_width")
+                         self._calculator, self.papers, sizing_mode="stretch_width")
 
 
 def papers(session):

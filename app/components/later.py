@@ -1,0 +1,79 @@
+"""Sections below the first screen, built when the visitor scrolls near them, not with the page.
+
+    later = Later(lambda: MapSection(store, session))        # a Viewer: put `later` in the layout
+    later.section()                                          # the section itself, made now if not yet
+
+Until then the page holds only a marker of the section's height (`Near`): when the browser sees it
+come within a screen of the window, it says so once, and the server makes the section in its place.
+A page's time to open is mostly the server making its Bokeh models, and a section nobody scrolls to
+then costs nothing. `build_all(doc)` makes every section of a document at once: what tests
+that read a whole page use.
+"""
+import weakref
+
+import panel as pn
+import param
+from panel.custom import JSComponent
+
+MARKER = "lineare-later"                      # the class of a section's marker, until it is made
+# kept on the page's Document itself (freed with it): its Later sections, and what the page's frame does to
+# each part of the page (app/shell.py)
+SECTIONS, FINISH = "lineare_later_sections", "lineare_later_finish"
+
+
+class Near(JSComponent):
+    """An empty block that tells the server, once, that it has come within a screen of the window."""
+
+    seen = param.Boolean(default=False, doc="the block came near the window")
+
+    BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/websocket.py)
+
+    _esm = """
+    export function render({ model, el }) {
+      const observer = new IntersectionObserver((entries) => {
+        if (entries.some((entry) => entry.isIntersecting)) { observer.disconnect(); model.seen = true }
+      }, { rootMargin: "100% 0px" })
+      observer.observe(el)
+      model.on("remove", () => observer.disconnect())
+    }
+    """
+
+
+class Later(pn.viewable.Viewer):
+    """A section made by `make()` when the browser scrolls near it, or when `section()` asks for it."""
+
+    def __init__(self, make, height=400):
+        super().__init__()
+        self._make, self._section = make, None
+        near = Near(height=height, sizing_mode="stretch_width", margin=0, css_classes=[MARKER])
+        near.param.watch(lambda _event: self.section(), "seen")
+        self._column = pn.Column(near, sizing_mode="stretch_width", margin=0)
+        doc = pn.state.curdoc
+        self._doc = weakref.ref(doc) if doc is not None else lambda: None
+        if doc is not None:
+            vars(doc).setdefault(SECTIONS, []).append(self)
+
+    def section(self):
+        if self._section is None:
+            self._section = self._make()
+            finish = getattr(self._doc(), FINISH, None)
+            if finish is not None:
+                finish(self._section)
+            self._column.objects = [self._section]
+        return self._section
+
+    def __panel__(self):
+        return self._column
+
+
+def when_built(doc, finish):
+    """`finish(section)` for each section of `doc` when it is made, before it is shown: what the page's frame
+    does to the rest of the page when it is built (app/shell.py)."""
+    if doc is not None:
+        setattr(doc, FINISH, finish)
+
+
+def build_all(doc):
+    """Make every Later section of `doc` now (a test that reads the whole page)."""
+    for later in getattr(doc, SECTIONS, []):
+        later.section()
