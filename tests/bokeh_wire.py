@@ -17,8 +17,9 @@ from bokeh.protocol.receiver import Receiver
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-import app.components.lesson  # noqa: F401  (our components' model types, to read a pulled Document;
-import app.components.player  # noqa: F401   Panel's come with them)
+import app.components.later  # noqa: F401  (our components' model types, to read a pulled Document;
+import app.components.lesson  # noqa: F401   Panel's come with them)
+import app.components.player  # noqa: F401
 import app.components.presence  # noqa: F401
 
 PROTOCOL = Protocol()
@@ -78,6 +79,17 @@ class Wire:
                 document = Document()
                 message.push_to_document(document)
                 return document
+
+    async def pull_whole(self):
+        """The document with every section made (app/components/later.py): as a browser that scrolled to the
+        end, it says each marker came near, then pulls again."""
+        document = await self.pull()
+        markers = [model for model in document.models   # Panel names Near's Bokeh model Near1, Near2, …
+                   if re.fullmatch(r"Near\d*", type(model).__name__) and not model.seen]
+        for marker in markers:
+            assert await self.patch([{"kind": "ModelChanged", "model": {"id": marker.id}, "attr": "seen",
+                                      "new": True}]) == ("OK", None)
+        return await self.pull() if markers else document
 
     def message(self, msgtype, content):
         """A message of any type with any content (what a browser would never send)."""

@@ -103,7 +103,7 @@ async def fresh(url, path):
     """A new session of `path`: (its token, its Document as pulled)."""
     token = await asyncio.to_thread(page_token, url + path)
     async with Wire.open(url, path, token=token) as wire:
-        return token, await wire.pull()
+        return token, await wire.pull_whole()
 
 
 def _first(document, kind, test=lambda model: True):
@@ -159,7 +159,7 @@ def test_a_client_cannot_change_what_a_later_visitor_sees(server):
                 own = fingerprint(await attacker.pull())
             answers[attack] = reply, own == before, server.lines_since(mark)
         async with Wire.open(server.url, "/memory-fails") as later:
-            return seen, again, fingerprint(await later.pull()), answers
+            return seen, again, fingerprint(await later.pull_whole()), answers
 
     seen, again, later, answers = server.run(scenario())
     assert sum(stable(seen, again).values()) > 40                              # what is compared
