@@ -67,8 +67,9 @@ _DRAWER_SCRIPT = """<script>
   var narrow = window.matchMedia("(max-width: NARROWpx)");
   function close() { sidebar.classList.remove("show"); toggle.setAttribute("aria-expanded", "false"); }
   if (narrow.matches) { close(); }
-  // a picture wider than the column is shown smaller, whole (a square heat map stays square), never cut off
-  // or scrolled sideways: Bokeh draws at its fixed size, CSS zoom scales what it drew
+  // a picture wider than the column is drawn smaller, whole, never cut off or scrolled sideways: a largest size
+  // on its box, which Bokeh measures and draws into (at the same type size; CSS zoom, used before, made Bokeh
+  // measure the zoomed box and draw into it: the picture was shrunk twice)
   // a figure's view (not a colour bar's, which is drawn inside it)
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   function fit() {
@@ -76,10 +77,16 @@ _DRAWER_SCRIPT = """<script>
     var room = main ? main.clientWidth - 34 : 0;
     if (!index || !index.query || room <= 0) { return; }
     Array.from(index.query(isPlot)).forEach(function (view) {
-      var width = view.model.width || 0, zoom = width > room ? String(Math.floor(room / width * 1000) / 1000) : "";
-      if (view.el.style.zoom !== zoom) {
-        view.el.style.zoom = zoom;
-        view.el.style.setProperty("--lineare-unzoom", zoom ? String(1 / Number(zoom)) : "1");   // a button's size
+      var width = view.model.width || 0, height = view.model.height || 0, narrow = width > room;
+      // as much narrower as it must be; a heat map as much lower too (a square one stays square: the axes and
+      // title keep their size); curves and wide strips keep their height
+      var most = narrow ? room + "px" : "", high = "";
+      var map = (view.model.renderers || []).some(function (r) { return r.glyph && "image" in r.glyph.properties; });
+      if (narrow && map && height >= width / 2) {
+        high = Math.round(Math.max(height - width + room, height * room / width)) + "px";
+      }
+      if (view.el.style.maxWidth !== most || view.el.style.maxHeight !== high) {
+        view.el.style.maxWidth = most; view.el.style.maxHeight = high;
       }
     });
     // a text or a table of fixed width wider than the column: its lines wrap within the column instead
@@ -275,10 +282,8 @@ _NUMBERS_SCRIPT = """<script>
         b.type = "button"; b.className = "lineare-numbers-button"; b.textContent = "123";
         b.setAttribute("aria-label", words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
         b.title = words.numbers_tip;
-        // its size is kept when the picture is shown smaller (CSS zoom): a touch target of 24 px at least
         style.textContent = ".lineare-numbers-button { position: absolute; top: 0; right: 0; z-index: 10; " +
-          "min-width: calc(32px * var(--lineare-unzoom, 1)); min-height: calc(28px * var(--lineare-unzoom, 1)); " +
-          "font-size: calc(13px * var(--lineare-unzoom, 1)); padding: 0 4px; " +
+          "min-width: 32px; min-height: 28px; font-size: 13px; padding: 0 4px; " +
           "border: 1px solid #52606d; border-radius: 4px; " +
           "background: #ffffff; color: #102a43; cursor: pointer; opacity: 0.85; }" +
           ".lineare-numbers-button:focus-visible { outline: 3px solid #102a43; box-shadow: 0 0 0 5px #ffffff; " +
@@ -293,8 +298,7 @@ _NUMBERS_SCRIPT = """<script>
   // the button goes where no title is: the top right corner, else the top left one (over the vertical axis),
   // else under the titles on the right (a title is drawn on the canvas: Bokeh's own box of it tells where)
   function place(view, button) {
-    // in the figure's own pixels (before a CSS zoom); Bokeh's canvas may be narrower than its box, and what it
-    // draws beyond its edge is cut off
+    // in the figure's pixels; a title longer than the canvas is cut off at its edge
     var titles = [], width = view.el.offsetWidth, gap = 4;
     var drawn = view.canvas_view ? view.canvas_view.bbox.width : width;
     [view.model.title].concat(list(view.model.above)).forEach(function (model) {   // the title, and lines under it

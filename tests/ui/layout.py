@@ -5,6 +5,7 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
 - nothing overlaps: no two visible things (a line of text, a control, a picture, a picture's title drawn on
   its canvas) cover each other where neither holds the other (a button holds its words, a figure its
   numbers button: those are not overlaps; the numbers button over the picture's title is);
+- no picture cut off: Bokeh's canvas no wider than the figure's box;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -14,6 +15,9 @@ LAYOUT_JS = """() => {
   // the page's own scripts fit the pictures to the column and add their numbers buttons every second or so:
   // do it now, so that what is checked is what the student sees after that second
   if (window.lineareTidy) { window.lineareTidy(); }
+  // read at the top of the page's scrolling area: what is below it is read where scrolling brings it
+  const scroller = document.getElementById("main"), scrolled_to = scroller ? scroller.scrollTop : 0;
+  if (scroller) { scroller.scrollTop = 0; }
   const up = (node) => node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
   const holds = (a, b) => { for (let n = b; n; n = up(n)) { if (n === a) return true; } return false; };
   const all = [];
@@ -68,6 +72,7 @@ LAYOUT_JS = """() => {
     }
   }
   // a Bokeh figure's titles are drawn on its canvas: their boxes, in the page's pixels
+  const cut = [];
   const plots = window.Bokeh && Bokeh.index && Bokeh.index.query ?
     Array.from(Bokeh.index.query(v => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties)) : [];
   for (const view of plots) {
@@ -75,6 +80,8 @@ LAYOUT_JS = """() => {
     // the figure's box may be shown smaller (CSS zoom); its canvas may be narrower than the box (cut off there)
     const host = view.el.getBoundingClientRect(), scale = host.width / view.el.offsetWidth;
     const drawn = view.canvas_view.bbox.width;
+    if (drawn > view.el.offsetWidth + 1) cut.push(`${view.model.title ? view.model.title.text : "a picture"}: drawn ` +
+                                                  `${Math.round(drawn)} px wide in a ${view.el.offsetWidth} px box`);
     for (const model of [view.model.title, ...(view.model.above || [])]) {     // the title, and lines under it
       const title = model && view.renderer_views.get(model), rect = title && title._rect;
       if (!rect || !model.text || !rect.width) continue;
@@ -85,11 +92,13 @@ LAYOUT_JS = """() => {
            bottom: top + rect.height * scale}, model.text);
     }
   }
+  // a Bokeh spinner's arrows are drawn inside its input box, by design (its own widget, one shadow root)
+  const arrows = (a, b) => a.tagName === "INPUT" && b.matches(".bk-spin-btn") && a.getRootNode() === b.getRootNode();
   const overlaps = [];
   for (let i = 0; i < items.length; i++) {
     for (let j = i + 1; j < items.length; j++) {
       const a = items[i], b = items[j];
-      if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el)) continue;
+      if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el) || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
       const w = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
       const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
       // two lines of text may touch by their glyphs' extents (a tight line height): 3 px of slack there
@@ -99,10 +108,11 @@ LAYOUT_JS = """() => {
       }
     }
   }
+  if (scroller) { scroller.scrollTop = scrolled_to; }
   const main = document.getElementById("main"), header = document.getElementById("header");
   return {sideways: {page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
                      main: main ? main.scrollWidth - main.clientWidth : 0},
-          overlaps: [...new Set(overlaps)], targets, items: items.length,
+          overlaps: [...new Set(overlaps)], targets, cut, items: items.length,
           header: header ? header.getBoundingClientRect().height : 0, height: innerHeight};
 }"""
 
@@ -113,11 +123,12 @@ def layout(page):
 
 
 def problems(facts, smallest=24):
-    """The facts that break the rules: sideways scroll, overlaps, controls under `smallest` px."""
+    """The facts that break the rules: sideways scroll, overlaps, pictures cut off, controls under `smallest` px."""
     found = []
     if facts["sideways"]["page"] > 0 or facts["sideways"]["main"] > 1:
         found.append(f"scrolls sideways: {facts['sideways']}")
     found += facts["overlaps"]
+    found += [f"cut off: {c}" for c in facts["cut"]]
     found += [f"control «{t['what']}» is {t['w']:.0f}×{t['h']:.0f} px, under {smallest}" for t in facts["targets"]
               if t["w"] < smallest - 0.5 or t["h"] < smallest - 0.5]
     return found
