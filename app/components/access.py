@@ -46,10 +46,9 @@ dialog.lineare-numbers button {{ min-height: 44px; min-width: 88px; font-size: 1
 /* a phone, a tablet, a window at 200 %: the header is one short row (it took a quarter of the height), the
    projector's buttons (presenter mode, full screen) left out; ?present=1 still works */
 @media (max-width: {NARROW - 0.02}px), (max-height: {SHORT}px) {{
-  #header {{ flex-wrap: nowrap; padding: 2px 8px; min-height: 0; }}
+  #header {{ flex-wrap: nowrap; justify-content: flex-start; padding: 2px 8px; min-height: 0; }}
   #header-items {{ display: none !important; }}
-  #header .app-header {{ flex: 1 1 0; min-width: 0; }}
-  #header .title {{ font-size: 18px; line-height: 1.4; white-space: normal; }}
+  #header .title {{ font-size: 18px; line-height: 1.4; white-space: normal; flex: 1 1 0; min-width: 0; }}
 }}
 @media (prefers-reduced-motion: reduce) {{
   *, *::before, *::after {{ transition: none !important; animation: none !important;

@@ -51,6 +51,9 @@ LAYOUT_JS = """() => {
   const targets = [];
   for (const el of all) {
     if (SKIP.has(el.tagName) || !seen(el)) continue;
+    // a formula is one block of text: its accents, sub- and superscripts sit over its letters by design
+    if (el.tagName.toLowerCase() === "math") { add("text", el, el.getBoundingClientRect(), "formula"); continue; }
+    if (el.closest("math")) continue;
     for (const node of el.childNodes) {                      // text: each line of each text node
       if (node.nodeType !== 3 || !node.textContent.trim()) continue;
       const range = document.createRange(); range.selectNodeContents(node);
@@ -101,8 +104,9 @@ LAYOUT_JS = """() => {
       if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el) || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
       const w = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
       const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
-      // two lines of text may touch by their glyphs' extents (a tight line height): 3 px of slack there
-      const slack = a.kind === "text" && b.kind === "text" ? 3 : 1;
+      // a line of text's box is its glyphs' whole extent (a tight line height, a superscript reach past the
+      // ink): 3 px of slack where text is one of the two
+      const slack = a.kind === "text" || b.kind === "text" ? 3 : 1;
       if (w > slack && h > slack) {
         overlaps.push(`${a.kind} «${a.what}» and ${b.kind} «${b.what}» overlap by ${Math.round(w)}×${Math.round(h)}`);
       }
