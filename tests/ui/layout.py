@@ -26,22 +26,35 @@ LAYOUT_JS = """() => {
   };
   walk(document);
   const seen = (el) => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
-  // the part of a box that can be seen: cut by every scrolling or clipping box around it
-  const clipped = (el, r) => {
-    let box = {left: r.left, top: r.top, right: r.right, bottom: r.bottom}, scrolled = false;
-    for (let n = up(el); n && n.nodeType === 1; n = up(n)) {
-      const style = getComputedStyle(n);
-      if (style.clipPath !== "none" || (style.clip !== "auto" && style.position === "absolute")) return null;
-      // what a box cuts off sideways is not seen; what is below or above a scrolling box is, once scrolled to
-      const c = n.getBoundingClientRect(), cut = (o) => o === "hidden" || o === "clip";
+  // the part of a box that can be seen: cut by every clipping box around it. What a box cuts off sideways is not
+  // seen; what is below or above a scrolling box is, once scrolled to (so clipping boxes outside it cut nothing
+  // up and down). `region(n)`: where n lets its descendants be seen (null: nowhere), once per element
+  const regions = new Map(), clips = (o) => o === "hidden" || o === "clip";
+  const region = (n) => {
+    if (!n || n.nodeType !== 1) return {left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity};
+    if (regions.has(n)) return regions.get(n);
+    const style = getComputedStyle(n), outer = region(up(n));
+    let found = null;
+    if (outer && style.clipPath === "none" && !(style.clip !== "auto" && style.position === "absolute")) {
+      const c = n.getBoundingClientRect(), scrolls = style.overflowY === "auto" || style.overflowY === "scroll";
+      found = {...outer};
       if (style.overflowX !== "visible") {
-        box.left = Math.max(box.left, c.left); box.right = Math.min(box.right, c.right);
+        found.left = Math.max(found.left, c.left); found.right = Math.min(found.right, c.right);
       }
-      if (cut(style.overflowY) && !scrolled) {
-        box.top = Math.max(box.top, c.top); box.bottom = Math.min(box.bottom, c.bottom);
+      if (scrolls) {
+        found.top = -Infinity; found.bottom = Infinity;
+      } else if (clips(style.overflowY)) {
+        found.top = Math.max(found.top, c.top); found.bottom = Math.min(found.bottom, c.bottom);
       }
-      scrolled = scrolled || style.overflowY === "auto" || style.overflowY === "scroll";
     }
+    regions.set(n, found);
+    return found;
+  };
+  const clipped = (el, r) => {
+    const outer = region(up(el));
+    if (!outer) return null;
+    const box = {left: Math.max(r.left, outer.left), top: Math.max(r.top, outer.top),
+                 right: Math.min(r.right, outer.right), bottom: Math.min(r.bottom, outer.bottom)};
     return box.right - box.left > 1 && box.bottom - box.top > 1 && box.bottom > 0 && box.right > 0 ? box : null;
   };
   const items = [];
