@@ -279,7 +279,9 @@ _NUMBERS_SCRIPT = """<script>
       if (shadow && !shadow.querySelector(".lineare-numbers-button")) {
         var b = document.createElement("button"), style = document.createElement("style");
         b.type = "button"; b.className = "lineare-numbers-button"; b.textContent = "123";
-        b.setAttribute("aria-label", words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
+        // the name starts with the words it shows (WCAG 2.5.3, label in name: a voice user says "123")
+        b.setAttribute("aria-label", b.textContent + " · " +
+                       words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
         b.title = words.numbers_tip;
         style.textContent = ".lineare-numbers-button { position: absolute; top: 0; right: 0; z-index: 10; " +
           "min-width: 32px; min-height: 28px; font-size: 13px; padding: 0 4px; " +
