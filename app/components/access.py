@@ -17,6 +17,7 @@ from app.i18n import _
 
 VIEWPORT = "width=device-width, initial-scale=1"
 NARROW = 900            # below this many CSS pixels the sidebar is a drawer over the page, closed when it opens
+SHORT = 480             # at most this many CSS pixels high (a laptop at 200 %), the header is one short row
 
 # focus ring: a dark blue and white double ring shows on white (≥ 3:1 both) and on the blue header and buttons
 FOCUS = "outline: 3px solid #102a43 !important; outline-offset: 2px; box-shadow: 0 0 0 5px #ffffff !important;"
@@ -41,8 +42,13 @@ dialog.lineare-numbers button {{ min-height: 44px; min-width: 88px; font-size: 1
   #sidebar {{ position: absolute; z-index: 1000; top: 0; left: 0; height: 100%; width: min(340px, 88vw) !important;
               max-width: 88vw !important; background: #ffffff; box-shadow: 4px 0 16px rgba(16, 42, 67, 0.35); }}
   #main {{ padding: 8px 14px 16px 4px; }}      /* Panel panes are 100 % wide plus a 10 px margin */
-  #header {{ flex-wrap: wrap; padding-top: 2px; padding-bottom: 2px; }}
-  #header .title {{ font-size: 18px; line-height: 1.3; white-space: normal; flex: 1 1 0; min-width: 0; }}
+}}
+/* a phone, a tablet, a window at 200 %: the header is one short row (it took a quarter of the height), the
+   projector's buttons (presenter mode, full screen) left out; ?present=1 still works */
+@media (max-width: {NARROW - 0.02}px), (max-height: {SHORT}px) {{
+  #header {{ flex-wrap: nowrap; justify-content: flex-start; padding: 2px 8px; min-height: 0; }}
+  #header-items {{ display: none !important; }}
+  #header .title {{ font-size: 18px; line-height: 1.4; white-space: normal; flex: 1 1 0; min-width: 0; }}
 }}
 @media (prefers-reduced-motion: reduce) {{
   *, *::before, *::after {{ transition: none !important; animation: none !important;
@@ -60,8 +66,9 @@ _DRAWER_SCRIPT = """<script>
   var narrow = window.matchMedia("(max-width: NARROWpx)");
   function close() { sidebar.classList.remove("show"); toggle.setAttribute("aria-expanded", "false"); }
   if (narrow.matches) { close(); }
-  // a picture wider than the column is shown smaller, whole (a square heat map stays square), never cut off
-  // or scrolled sideways: Bokeh draws at its fixed size, CSS zoom scales what it drew
+  // a picture wider than the column is drawn smaller, whole, never cut off or scrolled sideways: a largest size
+  // on its box, which Bokeh measures and draws into (at the same type size; CSS zoom, used before, made Bokeh
+  // measure the zoomed box and draw into it: the picture was shrunk twice)
   // a figure's view (not a colour bar's, which is drawn inside it)
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   function fit() {
@@ -69,8 +76,17 @@ _DRAWER_SCRIPT = """<script>
     var room = main ? main.clientWidth - 34 : 0;
     if (!index || !index.query || room <= 0) { return; }
     Array.from(index.query(isPlot)).forEach(function (view) {
-      var width = view.model.width || 0, zoom = width > room ? String(Math.floor(room / width * 1000) / 1000) : "";
-      if (view.el.style.zoom !== zoom) { view.el.style.zoom = zoom; }
+      var width = view.model.width || 0, height = view.model.height || 0, narrow = width > room;
+      // as much narrower as it must be; a heat map as much lower too (a square one stays square: the axes and
+      // title keep their size); curves and wide strips keep their height
+      var most = narrow ? room + "px" : "", high = "";
+      var map = (view.model.renderers || []).some(function (r) { return r.glyph && "image" in r.glyph.properties; });
+      if (narrow && map && height >= width / 2) {
+        high = Math.round(Math.max(height - width + room, height * room / width)) + "px";
+      }
+      if (view.el.style.maxWidth !== most || view.el.style.maxHeight !== high) {
+        view.el.style.maxWidth = most; view.el.style.maxHeight = high;
+      }
     });
     // a text or a table of fixed width wider than the column: its lines wrap within the column instead
     Array.from(index.query(function (v) {
@@ -133,6 +149,8 @@ _DRAWER_SCRIPT = """<script>
       .map(function (n) { return n.textContent; }).join(" ");
   }
   function tidy() { fit(); name(); }
+  // the same now, for a test that reads the layout (the interval below does it within a second)
+  window.lineareTidy = function () { tidy(); if (window.lineareMark) { window.lineareMark(); } };
   window.addEventListener("resize", fit);
   setInterval(tidy, 1000);           // pictures and widgets come and go with the page's knobs
 
@@ -261,16 +279,48 @@ _NUMBERS_SCRIPT = """<script>
       if (shadow && !shadow.querySelector(".lineare-numbers-button")) {
         var b = document.createElement("button"), style = document.createElement("style");
         b.type = "button"; b.className = "lineare-numbers-button"; b.textContent = "123";
-        b.setAttribute("aria-label", words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
+        // the name starts with the words it shows (WCAG 2.5.3, label in name: a voice user says "123")
+        b.setAttribute("aria-label", b.textContent + " · " +
+                       words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
         b.title = words.numbers_tip;
         style.textContent = ".lineare-numbers-button { position: absolute; top: 0; right: 0; z-index: 10; " +
-          "min-width: 32px; min-height: 28px; font-size: 13px; border: 1px solid #52606d; border-radius: 4px; " +
+          "min-width: 32px; min-height: 28px; font-size: 13px; padding: 0 4px; " +
+          "border: 1px solid #52606d; border-radius: 4px; " +
           "background: #ffffff; color: #102a43; cursor: pointer; opacity: 0.85; }" +
           ".lineare-numbers-button:focus-visible { outline: 3px solid #102a43; box-shadow: 0 0 0 5px #ffffff; " +
           "opacity: 1; }";
         b.onclick = (function (v) { return function (event) { opener = event.currentTarget; open(v); }; })(view);
         shadow.append(style, b);
       }
+      var button = shadow && shadow.querySelector(".lineare-numbers-button");
+      if (button) { place(view, button); }
+    }
+  }
+  // the button goes where no title is: the top right corner, else the top left one (over the vertical axis),
+  // else under the titles on the right (a title is drawn on the canvas: Bokeh's own box of it tells where)
+  function place(view, button) {
+    // in the figure's pixels; a title longer than the canvas is cut off at its edge
+    var titles = [], width = view.el.offsetWidth, gap = 4;
+    var drawn = view.canvas_view ? view.canvas_view.bbox.width : width;
+    [view.model.title].concat(list(view.model.above)).forEach(function (model) {   // the title, and lines under it
+      if (!model) { return; }
+      var title = view.renderer_views && view.renderer_views.get(model), r = title && title._rect;
+      if (!r || !model.text || !r.width) { return; }
+      var left = r.sx - r.anchor.x * r.width, top = r.sy - r.anchor.y * r.height;
+      titles.push({left: left, right: Math.min(left + r.width, drawn), top: top, bottom: top + r.height});
+    });
+    var w = button.offsetWidth, h = button.offsetHeight;
+    var clear = function (from, to) {
+      return titles.every(function (t) { return t.right + gap <= from || t.left - gap >= to || t.top >= h; });
+    };
+    var top = 0, side = "right";
+    if (!clear(width - w, width)) {
+      if (clear(0, w)) { side = "left"; }
+      else { top = Math.ceil(Math.max.apply(null, titles.map(function (t) { return t.bottom; }))) + 2; }
+    }
+    var spot = [top + "px", side === "left" ? "0px" : "auto", side === "right" ? "0px" : "auto"];
+    if (button.style.top !== spot[0] || button.style.left !== spot[1] || button.style.right !== spot[2]) {
+      button.style.top = spot[0]; button.style.left = spot[1]; button.style.right = spot[2];
     }
   }
   // after the frame's paint: a step's picture does not wait for its text alternative (~5-40 ms of script)
@@ -278,6 +328,7 @@ _NUMBERS_SCRIPT = """<script>
     requestAnimationFrame(function () { setTimeout(mark, 0); });
   });
   setInterval(mark, 1500);
+  window.lineareMark = mark;
   window.lineareNumbers = function (el) {           // for the tests: the numbers a picture shows now
     var index = window.Bokeh.index;
     var view = Array.from(index.query(function (v) { return v.el === el; }))[0];
@@ -343,8 +394,9 @@ WIDGET_FOCUS_CSS = f"""
 .bk-btn:focus-visible, .bk-btn.bk-active:focus-visible, .bk-input:focus-visible, select:focus-visible,
 .noUi-handle:focus-visible, input:focus-visible {{ {FOCUS} z-index: 2; }}
 .noUi-handle {{ min-width: 24px; min-height: 24px; }}
+input[type="checkbox"], input[type="radio"] {{ width: 24px; height: 24px; }}
 label, .bk-slider-title, .bk-clearfix, .bk-btn, .bk-input {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
-label, .bk-slider-title {{ overflow-wrap: anywhere; }}
+label, .bk-slider-title {{ overflow-wrap: anywhere; white-space: normal; }}
 """
 
 

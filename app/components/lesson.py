@@ -21,6 +21,10 @@ LESSON_CSS = """
           border-radius: 6px; padding: 2px 10px; }
 .head a:hover { background: #e6eef6; }
 .head a[aria-disabled="true"] { visibility: hidden; }
+@media (max-width: 600px) {     /* a phone: the lesson's name on a row of its own, the two links under it */
+  .head { flex-wrap: wrap; }
+  .head span { order: -1; flex: 1 1 100%; }
+}
 .prompt { margin: 6px 0; font-weight: 600; }
 .choices { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; }
 .choices button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px; border-radius: 8px;

@@ -1,8 +1,9 @@
 """Every student, every device: axe-core on every page in both languages (and a card of every lesson),
 phone/tablet/projector layouts, touch, the keyboard alone, and the pictures' numbers against the model.
 
-Page loads are shared: each loaded page is checked for several things at once (axe, sideways scroll,
-names, language), so the whole file loads 21 pages.
+Page loads are shared: each loaded page is checked for several things at once (axe, the layout of
+tests/ui/layout.py: sideways scroll, overlaps, touch targets; names, language), so the whole file loads 28
+pages: every page at the phone, tablet and projector sizes, plus four pages for touch, keyboard, numbers, zoom.
 """
 import re
 
@@ -14,8 +15,8 @@ from app.components.plots import nice_limit
 from app.dashboards import DASHBOARDS
 from app.dashboards.state_fills_up.model import StateStore, head_frame
 from app.lessons import LESSONS
-
 from first_screen import scroll_to_every_section
+from layout import layout, problems
 
 PAGES = ["", *(d.slug for d in DASHBOARDS if d.build is not None)]
 AXE_OPTIONS = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
@@ -26,11 +27,6 @@ AXE_OPTIONS = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
 FROM_LIBRARIES = [
 ]
 
-SIDEWAYS_JS = """() => {
-  const main = document.getElementById("main")
-  return {page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
-          main: main.scrollWidth - main.clientWidth}
-}"""
 # every element below `root` (shadow roots included) matching `selector`
 DEEP_JS = """([selector]) => {
   const out = []
@@ -61,21 +57,29 @@ def serious(page):
 
 def loaded(visit, path):
     """The page at `path`, drawn (below 900 px the navigation is in the closed drawer: attached, not shown)."""
-    page = visit.page
-    page.goto(visit.server + path, timeout=120_000)
+    return drawn(visit.page, visit.server + path)
+
+
+def drawn(page, url):
+    page.goto(url, timeout=120_000)
     page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
-    page.wait_for_timeout(2500)                      # Bokeh draws; the page's script names and fits (each 1 s)
+    if "/?" not in url:                                         # the landing page has no picture
+        page.locator(".bk-Figure").first.wait_for(timeout=60_000)
+    page.wait_for_timeout(1000)                      # Bokeh draws the rest (the page's script is run by the check)
     if page.locator(".lineare-later").count():       # sections made when scrolled to are checked too
         scroll_to_every_section(page, wait=False)
-        page.wait_for_timeout(2500)
+        page.evaluate("window.scrollTo(0, 0)")
+        page.wait_for_timeout(1000)
     return page
 
 
 def check_page(page, language):
-    """What every page must hold at any size: its language, no sideways scroll, named pictures and handles."""
+    """What every page must hold at any size: its language, its layout (no sideways scroll, nothing overlaps,
+    touch targets of 24 px), named pictures and handles, no serious axe violation. Returns the layout facts
+    and the slider handles."""
     assert page.evaluate("document.documentElement.lang") == language
-    sideways = page.evaluate(SIDEWAYS_JS)
-    assert sideways["page"] <= 0 and sideways["main"] <= 1, sideways
+    facts = layout(page)                            # first: it fits and names what the page's script does each second
+    assert problems(facts) == [], "\n".join(problems(facts))
     for picture in page.evaluate(DEEP_JS, [".bk-Figure"]):
         assert picture["role"] == "figure" and len(picture["name"]) > 10, picture
     handles = page.evaluate(DEEP_JS, [".noUi-handle"])
@@ -83,9 +87,9 @@ def check_page(page, language):
         assert handle["name"] and handle["value"], handle
         if language == "it":                                       # told as shown: 0,90, never 0.90
             assert not re.search(r"\d\.\d{1,2}(?!\d)", handle["value"]), handle     # (131.072 is Italian)
-    problems = serious(page)
-    assert problems == [], "\n".join(problems)
-    return handles
+    violations = serious(page)
+    assert violations == [], "\n".join(violations)
+    return facts, handles
 
 
 @pytest.mark.parametrize("size, language", [((768, 1024), "en"), ((1366, 768), "it")])
@@ -96,7 +100,7 @@ def test_every_page_at_tablet_and_projector_sizes(open_page, size, language):
     for slug in PAGES:
         card = f"&lesson={slug}&card=1" if language == "it" and slug in LESSONS else ""
         page = loaded(visit, f"/{slug}?lang={language}{card}")
-        handles = check_page(page, language)
+        _facts, handles = check_page(page, language)
         if slug == "softmax" and size[0] > 900:                    # the length slider tells 1024, not its notch
             assert any(h["value"] == "1024" for h in handles), handles
         if card:
@@ -104,62 +108,74 @@ def test_every_page_at_tablet_and_projector_sizes(open_page, size, language):
     assert visit.errors == []
 
 
-def test_a_phone_by_touch(chromium, server):
-    """390×844, touch, Italian: the drawer, the player, a lesson card answered, axe and layout on one load."""
+def test_every_page_on_a_phone_by_touch(chromium, server):
+    """390×844, touch, Italian, each lesson page on its first card: every page's layout, axe, a one-row header;
+    on the state page the drawer, the player by touch and a lesson card answered by tapping."""
     context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
                                    locale="it-IT")
+    errors = []
     try:
         page = context.new_page()
-        page.goto(f"{server}/state?lang=it&lesson=state&card=1", timeout=120_000)
-        page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(2500)
-        assert page.locator('meta[name="viewport"]').count() == 1
-        # the sidebar is a drawer, closed; its button is named in Italian and opens it
-        toggle = page.locator("#sidebar-toggle")
-        assert toggle.get_attribute("aria-label") == "Mostra o nascondi il menu"
-        assert not page.locator("#sidebar").is_visible()
-        toggle.tap()
-        page.wait_for_function("document.getElementById('sidebar').classList.contains('show')")
-        page.keyboard.press("Escape")
-        page.locator("#sidebar").wait_for(state="hidden")
-        check_page(page, "it")
-        # the player: 44-px buttons, wrapped within its own box (nothing under it is covered)
-        bar = page.locator(".player >> visible=true").first
-        buttons = bar.locator("button")
-        assert buttons.count() == 3
-        for i in range(3):
-            box = buttons.nth(i).bounding_box()
-            assert box["height"] >= 44 and box["width"] >= 44
-        player = bar.bounding_box()
-        host = bar.evaluate("el => el.getRootNode().host.getBoundingClientRect().toJSON()")
-        assert player["y"] + player["height"] <= host["bottom"] + 1
-        # a lesson card answered by touch: a prediction, then ▶ steps until the verdict shows
-        card = page.locator("section.card")
-        card.locator(".choices button").first.tap()
-        forward = buttons.nth(2)
-        for _step in range(40):
-            if card.get_attribute("data-revealed"):
-                break
-            forward.tap()
-            page.wait_for_timeout(50)
-        assert card.get_attribute("data-revealed") in ("right", "wrong")
-        assert card.locator(".spoken").text_content().strip() != ""          # the verdict, read aloud
-        assert re.fullmatch(r"Passo \d+ di \d+", bar.locator(".where").text_content())
-        assert bar.locator(".where").get_attribute("aria-live") == "polite"
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        for slug in PAGES:
+            card = f"&lesson={slug}&card=1" if slug in LESSONS else ""
+            drawn(page, f"{server}/{slug}?lang=it{card}")
+            facts, _handles = check_page(page, "it")
+            assert facts["header"] <= 64, facts["header"]           # one row: the page is below it, not behind
+            assert not page.locator("#header-items").is_visible()  # the projector's buttons are left out here
+            if slug == "state":
+                touch_the_state_page(page)
     finally:
         context.close()
+    assert errors == []
+
+
+def touch_the_state_page(page):
+    """The drawer, the player's 44-px buttons and a card answered by tapping, on the loaded /state card 1."""
+    assert page.locator('meta[name="viewport"]').count() == 1
+    # the sidebar is a drawer, closed; its button is named in Italian and opens it
+    toggle = page.locator("#sidebar-toggle")
+    assert toggle.get_attribute("aria-label") == "Mostra o nascondi il menu"
+    assert not page.locator("#sidebar").is_visible()
+    toggle.tap()
+    page.wait_for_function("document.getElementById('sidebar').classList.contains('show')")
+    page.keyboard.press("Escape")
+    page.locator("#sidebar").wait_for(state="hidden")
+    # the player: 44-px buttons, wrapped within its own box (nothing under it is covered)
+    bar = page.locator(".player >> visible=true").first
+    buttons = bar.locator("button")
+    assert buttons.count() == 3
+    for i in range(3):
+        box = buttons.nth(i).bounding_box()
+        assert box["height"] >= 44 and box["width"] >= 44
+    player = bar.bounding_box()
+    host = bar.evaluate("el => el.getRootNode().host.getBoundingClientRect().toJSON()")
+    assert player["y"] + player["height"] <= host["bottom"] + 1
+    # a lesson card answered by touch: a prediction, then ▶ steps until the verdict shows
+    card = page.locator("section.card")
+    card.locator(".choices button").first.tap()
+    forward = buttons.nth(2)
+    for _step in range(40):
+        if card.get_attribute("data-revealed"):
+            break
+        forward.tap()
+        page.wait_for_timeout(50)
+    assert card.get_attribute("data-revealed") in ("right", "wrong")
+    assert card.locator(".spoken").text_content().strip() != ""          # the verdict, read aloud
+    assert re.fullmatch(r"Passo \d+ di \d+", bar.locator(".where").text_content())
+    assert bar.locator(".where").get_attribute("aria-live") == "polite"
+    assert problems(layout(page)) == []                                   # the card's verdict shown: still fits
 
 
 def test_softmax_at_200_percent_zoom(chromium, server):
-    """A 1366×768 screen at 200 %: 683×384 CSS pixels; no sideways scroll, the card's next link inside."""
+    """A 1366×768 screen at 200 %: 683×384 CSS pixels; no sideways scroll, nothing overlaps, the card's next
+    link inside, and a header of one short row (it took a quarter of the height)."""
     context = chromium.new_context(viewport={"width": 683, "height": 384}, device_scale_factor=2)
     try:
-        page = context.new_page()
-        page.goto(f"{server}/softmax?lang=en&lesson=softmax&card=1", timeout=120_000)
-        page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
-        page.wait_for_timeout(2500)
-        sideways = page.evaluate(SIDEWAYS_JS)
-        assert sideways["page"] <= 0 and sideways["main"] <= 1, sideways
+        page = drawn(context.new_page(), f"{server}/softmax?lang=en&lesson=softmax&card=1")
+        facts = layout(page)
+        assert problems(facts) == [], "\n".join(problems(facts))
+        assert facts["header"] <= 0.15 * facts["height"], facts["header"]
         assert not page.locator("#sidebar").is_visible()
         link = page.locator("section.card a.next").bounding_box()
         main = page.locator("#main").bounding_box()

@@ -118,6 +118,9 @@ tr.near td.name { box-shadow: inset 6px 0 0 #9fb3c8; }
 .mark { font-weight: 600; color: #8d5a00; }
 tr.near .mark { color: #52606d; }
 math { font-size: 1em; }
+/* below a projector's column the five columns' formulas would run over each other: the table keeps the width they
+   need and scrolls in its own box (the page's script makes that box keyboard-scrollable) */
+@media (max-width: 1100px) { table.wide { min-width: 960px; } }
 """
 
 
@@ -149,6 +152,8 @@ def _table_html(found, superiore, _language):
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog
         rows.append(f'<tr class="{kind}" data-variant="{variant}"><td class="name">{name}</td>{body}</tr>')
     # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow)
-    shares = (13, 20, 19, 20, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
+    shares = (11, 20, 17, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
     widths = "".join(f'<col style="width: {share}%">' for share in shares)
-    return f"<table><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    wide = ' class="wide"' if len(columns) == 5 else ""
+    return (f"<table{wide}><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")

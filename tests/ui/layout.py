@@ -1,0 +1,151 @@
+"""What a page's layout must hold at any size, read from one loaded page in one call (shared by the UI tests
+that already open pages at the phone, tablet and projector sizes, so no page is loaded for it alone):
+
+- nothing scrolls sideways, neither the window nor the page's own scrolling area (#main);
+- nothing overlaps: no two visible things (a line of text, a control, a picture, a picture's title drawn on
+  its canvas) cover each other where neither holds the other (a button holds its words, a figure its
+  numbers button: those are not overlaps; the numbers button over the picture's title is);
+- no picture cut off: Bokeh's canvas no wider than the figure's box;
+- touch targets: every control at least 24 × 24 px, except a link inside running text;
+- the header's height.
+
+`layout(page)` returns these facts; `problems(facts)` the ones that break the rules, as sentences.
+"""
+LAYOUT_JS = """() => {
+  // the page's own scripts fit the pictures to the column and add their numbers buttons every second or so:
+  // do it now, so that what is checked is what the student sees after that second
+  if (window.lineareTidy) { window.lineareTidy(); }
+  // read at the top of the page's scrolling area: what is below it is read where scrolling brings it
+  const scroller = document.getElementById("main"), scrolled_to = scroller ? scroller.scrollTop : 0;
+  if (scroller) { scroller.scrollTop = 0; }
+  const up = (node) => node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
+  const holds = (a, b) => { for (let n = b; n; n = up(n)) { if (n === a) return true; } return false; };
+  const all = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) { all.push(el); if (el.shadowRoot) walk(el.shadowRoot); }
+  };
+  walk(document);
+  const seen = (el) => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  // the part of a box that can be seen: cut by every clipping box around it. What a box cuts off sideways is not
+  // seen; what is below or above a scrolling box is, once scrolled to (so clipping boxes outside it cut nothing
+  // up and down). `region(n)`: where n lets its descendants be seen (null: nowhere), once per element
+  const regions = new Map(), clips = (o) => o === "hidden" || o === "clip";
+  const region = (n) => {
+    if (!n || n.nodeType !== 1) return {left: -Infinity, top: -Infinity, right: Infinity, bottom: Infinity};
+    if (regions.has(n)) return regions.get(n);
+    const style = getComputedStyle(n), outer = region(up(n));
+    let found = null;
+    if (outer && style.clipPath === "none" && !(style.clip !== "auto" && style.position === "absolute")) {
+      const c = n.getBoundingClientRect(), scrolls = style.overflowY === "auto" || style.overflowY === "scroll";
+      found = {...outer};
+      if (style.overflowX !== "visible") {
+        found.left = Math.max(found.left, c.left); found.right = Math.min(found.right, c.right);
+      }
+      if (scrolls) {
+        found.top = -Infinity; found.bottom = Infinity;
+      } else if (clips(style.overflowY)) {
+        found.top = Math.max(found.top, c.top); found.bottom = Math.min(found.bottom, c.bottom);
+      }
+    }
+    regions.set(n, found);
+    return found;
+  };
+  const clipped = (el, r) => {
+    const outer = region(up(el));
+    if (!outer) return null;
+    const box = {left: Math.max(r.left, outer.left), top: Math.max(r.top, outer.top),
+                 right: Math.min(r.right, outer.right), bottom: Math.min(r.bottom, outer.bottom)};
+    return box.right - box.left > 1 && box.bottom - box.top > 1 && box.bottom > 0 && box.right > 0 ? box : null;
+  };
+  const items = [];
+  const add = (kind, el, r, what) => { const box = clipped(el, r); if (box) items.push({kind, el, box, what}); };
+  const CONTROLS = "button, input:not([type=hidden]), select, textarea, a[href], [role=slider], .noUi-handle";
+  const SKIP = new Set(["STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE", "OPTION", "TITLE"]);
+  const targets = [];
+  for (const el of all) {
+    if (SKIP.has(el.tagName) || !seen(el)) continue;
+    // a formula is one block of text: its accents, sub- and superscripts sit over its letters by design
+    if (el.tagName.toLowerCase() === "math") { add("text", el, el.getBoundingClientRect(), "formula"); continue; }
+    if (el.closest("math")) continue;
+    for (const node of el.childNodes) {                      // text: each line of each text node
+      if (node.nodeType !== 3 || !node.textContent.trim()) continue;
+      const range = document.createRange(); range.selectNodeContents(node);
+      for (const r of range.getClientRects()) add("text", el, r, node.textContent.trim().slice(0, 40));
+    }
+    const r = el.getBoundingClientRect();
+    if (el.matches(CONTROLS)) {
+      const what = (el.getAttribute("aria-label") || el.textContent || el.tagName).trim().slice(0, 40);
+      add("control", el, r, what);
+      // a link within running text is exempt from the target size (WCAG 2.5.8), as are Bokeh's spinner
+      // arrows (out of the tab order: the box's own arrow keys and typing do the same)
+      const inline = el.tagName === "A" && getComputedStyle(el).display === "inline";
+      if (!inline && el.tabIndex >= 0 && clipped(el, r)) targets.push({what, w: r.width, h: r.height});
+    }
+    // a figure is one picture (its canvases, layers of one drawing, are inside it)
+    const layer = el.tagName === "CANVAS" && el.getRootNode() !== document;
+    if (!layer && el.matches(".bk-Figure, img, svg:not(svg svg):not(button svg), canvas")) {
+      add("picture", el, r, el.getAttribute("aria-label") ? el.getAttribute("aria-label").split(". ")[0] : el.tagName);
+    }
+  }
+  // a Bokeh figure's titles are drawn on its canvas: their boxes, in the page's pixels
+  const cut = [];
+  const plots = window.Bokeh && Bokeh.index && Bokeh.index.query ?
+    Array.from(Bokeh.index.query(v => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties)) : [];
+  for (const view of plots) {
+    if (!seen(view.el) || !view.canvas_view) continue;
+    // the figure's box may be shown smaller (CSS zoom); its canvas may be narrower than the box (cut off there)
+    const host = view.el.getBoundingClientRect(), scale = host.width / view.el.offsetWidth;
+    const drawn = view.canvas_view.bbox.width;
+    if (drawn > view.el.offsetWidth + 1) cut.push(`${view.model.title ? view.model.title.text : "a picture"}: drawn ` +
+                                                  `${Math.round(drawn)} px wide in a ${view.el.offsetWidth} px box`);
+    for (const model of [view.model.title, ...(view.model.above || [])]) {     // the title, and lines under it
+      const title = model && view.renderer_views.get(model), rect = title && title._rect;
+      if (!rect || !model.text || !rect.width) continue;
+      const left = host.left + (rect.sx - rect.anchor.x * rect.width) * scale;
+      const top = host.top + (rect.sy - rect.anchor.y * rect.height) * scale;
+      add("title", view.canvas_view.el,
+          {left, top, right: host.left + Math.min(rect.sx - rect.anchor.x * rect.width + rect.width, drawn) * scale,
+           bottom: top + rect.height * scale}, model.text);
+    }
+  }
+  // a Bokeh spinner's arrows are drawn inside its input box, by design (its own widget, one shadow root)
+  const arrows = (a, b) => a.tagName === "INPUT" && b.matches(".bk-spin-btn") && a.getRootNode() === b.getRootNode();
+  const overlaps = [];
+  for (let i = 0; i < items.length; i++) {
+    for (let j = i + 1; j < items.length; j++) {
+      const a = items[i], b = items[j];
+      if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el) || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
+      const w = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
+      const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
+      // a line of text's box is its glyphs' whole extent (a tight line height, a superscript reach past the
+      // ink): 3 px of slack where text is one of the two
+      const slack = a.kind === "text" || b.kind === "text" ? 3 : 1;
+      if (w > slack && h > slack) {
+        overlaps.push(`${a.kind} «${a.what}» and ${b.kind} «${b.what}» overlap by ${Math.round(w)}×${Math.round(h)}`);
+      }
+    }
+  }
+  if (scroller) { scroller.scrollTop = scrolled_to; }
+  const main = document.getElementById("main"), header = document.getElementById("header");
+  return {sideways: {page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+                     main: main ? main.scrollWidth - main.clientWidth : 0},
+          overlaps: [...new Set(overlaps)], targets, cut, items: items.length,
+          header: header ? header.getBoundingClientRect().height : 0, height: innerHeight};
+}"""
+
+
+def layout(page):
+    """The layout facts of the loaded page (see LAYOUT_JS)."""
+    return page.evaluate(LAYOUT_JS)
+
+
+def problems(facts, smallest=24):
+    """The facts that break the rules: sideways scroll, overlaps, pictures cut off, controls under `smallest` px."""
+    found = []
+    if facts["sideways"]["page"] > 0 or facts["sideways"]["main"] > 1:
+        found.append(f"scrolls sideways: {facts['sideways']}")
+    found += facts["overlaps"]
+    found += [f"cut off: {c}" for c in facts["cut"]]
+    found += [f"control «{t['what']}» is {t['w']:.0f}×{t['h']:.0f} px, under {smallest}" for t in facts["targets"]
+              if t["w"] < smallest - 0.5 or t["h"] < smallest - 0.5]
+    return found
