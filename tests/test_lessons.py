@@ -505,15 +505,19 @@ def test_nothing_on_the_page_gives_the_answer_away_before_a_choice(slug, number)
 
 @pytest.mark.parametrize("number", [1, 2, 3])
 def test_the_transition_cards_bring_up_their_pictures_and_hold_the_answers_back(number):
-    """Cards 1-3 ask what a question gets: the answers under the pictures («Anna?» 99 ✓…) wait for a choice,
-    and the pictures, under the first screen at 1366 × 768, are marked for the card to bring up."""
+    """Cards 1-3 ask what a question gets: the answers under the pictures («Anna?» 99 ✓…) and the chart's
+    colours and dots wait for a choice, and the pictures, under the first screen at 1366 × 768, are marked
+    for the card to bring up."""
     with language("en"):
         widget, view, store = card_on_its_page("transition", number)
         anna = next(q for q in store.knob.recall.questions if q.token.key == "Anna")
         assert widget.look and "lesson-look" in view.picture_cards[2].css_classes
         assert anna.answer not in shown_text(view.picture_cards[2])
+        # the chart's colours and dots show which number each question gets: neutral until a choice
+        assert not view.recall.image.visible and not view.recall.dots.visible
         widget.chosen = 0
         assert f"{anna.answer} {'✓' if anna.right else '✗'}" in shown_text(view.picture_cards[2])
+        assert view.recall.image.visible and view.recall.dots.visible
 
 
 def test_a_cards_links_follow_the_pages_level():

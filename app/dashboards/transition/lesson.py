@@ -87,9 +87,11 @@ def _compared_text(store):
         for c in store.compared) + "."
 
 
-# cards 1-3 ask what a question gets: the answers under the pictures stay hidden until a choice, and the
-# pictures come up under the card (below the first screen at 1366 × 768 otherwise)
-ASKED = dict(veil=lambda view: [view.answers], look=lambda view: [view.picture_cards[2]])
+# cards 1-3 ask what a question gets: the answers under the pictures, and the similarity chart's colours and
+# dots (the summary's choice), stay hidden until a choice; its framed right numbers stay. The pictures come up
+# under the card (below the first screen at 1366 × 768 otherwise)
+ASKED = dict(veil=lambda view: [view.answers, view.recall.image, view.recall.dots],
+             look=lambda view: [view.picture_cards[2]])
 
 CARDS = (
     Card(setup=KNOBS,

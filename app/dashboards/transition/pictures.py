@@ -28,7 +28,7 @@ class RecallPicture:
                                        color_mapper=self.mapper)
         self.figure.rect(x="x", y="y", width=0.92, height=0.92, source=self.right, fill_alpha=0,
                          line_color="#102a43", line_width=3)
-        self.figure.scatter(x="x", y="y", source=self.chosen, size=11, marker="circle",
+        self.dots = self.figure.scatter(x="x", y="y", source=self.chosen, size=11, marker="circle",
                             fill_color="white", line_color="#102a43", line_width=2)
         self.figure.add_layout(ColorBar(color_mapper=self.mapper, major_label_text_font_size=TICK_SIZE, width=14,
                                         ticker=FixedTicker(ticks=[-1, -0.5, 0, 0.5, 1]), formatter=number_format()),
