@@ -40,7 +40,7 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     assert "t=5" in page.url
 
     # a wrong prediction says so
-    page.get_by_role("button", name="a mix of both").click()
+    page.get_by_role("button", name="another number").click()
     assert verdict(page) == "wrong" and "Not this time." in page.locator("section.card .observe").inner_text()
 
     # the link of card 3, opened by someone else, opens card 3 on DeltaNet

@@ -12,7 +12,7 @@ def _asked(store, name):
 
 
 def _answered(store, name):
-    """0: the old number (21), 1: the new one (99), 2: another (a mix): the answer the token strip shows, so
+    """0: the old number (21), 1: the new one (99), 2: another: the answer the token strip shows, so
     that the strip, the right choice and the observation say the same (a sum of 21 and 99 still lies a
     little closer to one of them, and the observation gives its match)."""
     answer = _asked(store, name)[1][0]
@@ -39,7 +39,7 @@ CARDS = (
                 "keys": "perpendicular", "heads": "1", "t": "0"},
          prompt=N_("Anna:21 is stored, and later Anna:99. Linear attention only adds. Asked «Anna?», what "
                    "will it answer?"),
-         choices=("21", "99", N_("a mix of both")),
+         choices=("21", "99", N_("another number")),
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
@@ -50,7 +50,7 @@ CARDS = (
                 "keys": "perpendicular", "heads": "1", "beta": "1", "t": "0"},
          prompt=N_("The same words, now with DeltaNet, which corrects before it writes. What will it "
                    "answer for «Anna?»?"),
-         choices=("21", "99", N_("a mix of both")),
+         choices=("21", "99", N_("another number")),
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
