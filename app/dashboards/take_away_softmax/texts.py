@@ -6,7 +6,7 @@ formulas, so that a run's eight captions cost no MathML conversion.
 import html
 import math
 
-from app.i18n import N_, _, format_number
+from app.i18n import N_, _, format_number, ngettext
 
 STRIP_CSS = """
 :host { width: 100%; flex: 1 1 240px; min-width: 0; }   /* beside the switch, or under it on a phone */
@@ -131,8 +131,10 @@ def captions(run, words, superiore):
             text = _("t = {n} (“{word}”): o{sub} = Σ a{sub}ᵢ vᵢ over i ≤ {n} = {table}. The KV cache holds "
                      "{n} × 2d = {cells} numbers and grows by 2d per token.") \
                 if superiore else \
-                _("Word {n}, “{word}”: its answer is row {n} of the table times the information of words 1 "
-                  "to {n}: {table}. Rows in the notebook: {n}, one more for every new word.")
+                ngettext("Word {n}, “{word}”: its answer is row {n} of the table times the information of word 1: "
+                         "{table}. Rows in the notebook: {n}, one more for every new word.",
+                         "Word {n}, “{word}”: its answer is row {n} of the table times the information of words 1 "
+                         "to {n}: {table}. Rows in the notebook: {n}, one more for every new word.", t + 1)
         texts.append(f"<p>{text.format(**fields)}</p>")
     return texts
 
