@@ -67,3 +67,27 @@ def scroll_to_every_section(page, wait=True):
         markers.evaluate_all("els => els.length && els[0].scrollIntoView({block: 'center'})")
         page.wait_for_timeout(300)
         assert time.monotonic() < deadline, "a section was not made within two minutes of being scrolled to"
+
+
+# each legend marker of the page (Bokeh paints each into a small canvas of its own): its painted, not
+# transparent, pixels and whether it lies inside its figure
+LEGEND_MARKERS_JS = """() => {
+  const out = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) { walk(el.shadowRoot) }
+      if (el.tagName === "CANVAS" && el.closest(".bk-glyph") && el.width > 0) {
+        let figure = el
+        while (figure && !(figure.classList && figure.classList.contains("bk-Figure"))) {
+          figure = figure.parentElement || (figure.getRootNode() || {}).host
+        }
+        const box = el.getBoundingClientRect(), frame = figure.getBoundingClientRect()
+        const pixels = el.getContext("2d").getImageData(0, 0, el.width, el.height).data
+        let painted = 0
+        for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] > 0) { painted++ } }
+        out.push([painted, box.left >= frame.left && box.right <= frame.right])
+      }
+    }
+  }
+  walk(document)
+  return out }"""

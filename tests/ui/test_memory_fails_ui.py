@@ -1,4 +1,6 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
+from first_screen import LEGEND_MARKERS_JS
+
 PAGE = "/memory-fails"
 
 # where a data point of a Bokeh figure (found by the start of its title) is on the screen; y may be a factor
@@ -39,29 +41,6 @@ def test_click_a_failed_query_and_reopen_the_link(open_page):
     assert visit.errors == [] and visit.remote == []
 
 
-# each legend marker of the page: its painted pixels, and whether it lies inside its figure
-MARKERS_JS = """() => {
-  const out = []
-  const walk = (root) => {
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { walk(el.shadowRoot) }
-      if (el.tagName === "CANVAS" && el.closest(".bk-glyph") && el.width > 0) {
-        let figure = el
-        while (figure && !(figure.classList && figure.classList.contains("bk-Figure"))) {
-          figure = figure.parentElement || (figure.getRootNode() || {}).host
-        }
-        const box = el.getBoundingClientRect(), frame = figure.getBoundingClientRect()
-        const pixels = el.getContext("2d").getImageData(0, 0, el.width, el.height).data
-        let painted = 0
-        for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] > 0) { painted++ } }
-        out.push([painted, box.left >= frame.left && box.right <= frame.right])
-      }
-    }
-  }
-  walk(document)
-  return out }"""
-
-
 # each widget name in the sidebar: its text, font size (px) and whether it stays inside the sidebar
 SIDEBAR_NAMES_JS = """() => {
   const sidebar = document.querySelector("#sidebar").getBoundingClientRect(), out = []
@@ -94,7 +73,7 @@ def test_italian_superiore_and_bad_links(open_page):
         assert english not in text, english
     assert page.locator("math").count() == 0
     # every legend marker is painted and inside its figure (a long Italian label once pushed it off)
-    markers = page.evaluate(MARKERS_JS)
+    markers = page.evaluate(LEGEND_MARKERS_JS)
     assert len(markers) >= 4 and all(painted > 0 and inside for painted, inside in markers), markers
     # the sidebar's widget names are read from the back of a room: 16 px at least, inside the sidebar
     names = page.evaluate(SIDEBAR_NAMES_JS)

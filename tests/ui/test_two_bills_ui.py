@@ -1,7 +1,7 @@
 """Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
-from first_screen import WIDE, check_first_screen, scroll_to_every_section
+from first_screen import LEGEND_MARKERS_JS, WIDE, check_first_screen, scroll_to_every_section
 
 PAGE = "/two-bills"
 STATUS = re.compile(r"^Token \d+ (of|di) \d+")
@@ -65,24 +65,6 @@ def test_loads_offline_in_both_languages_and_switches(open_page):
     assert visit.errors == [] and visit.remote == []
 
 
-# the painted (not transparent) pixels of each legend entry's marker, on every figure of the page
-LEGEND_MARKERS_JS = """() => {
-  const out = []
-  const walk = (root) => {
-    for (const el of root.querySelectorAll("*")) {
-      if (el.shadowRoot) { walk(el.shadowRoot) }
-      if (el.tagName === "CANVAS" && el.closest(".bk-glyph") && el.width > 0) {
-        const pixels = el.getContext("2d").getImageData(0, 0, el.width, el.height).data
-        let painted = 0
-        for (let i = 3; i < pixels.length; i += 4) { if (pixels[i] > 0) { painted++ } }
-        out.push(painted)
-      }
-    }
-  }
-  walk(document)
-  return out }"""
-
-
 def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&context=0&tokens=32&heads=2&dim=16&t=0")
@@ -103,7 +85,7 @@ def test_stepping_grows_the_cache_and_presets_change_the_bill(open_page):
     page.wait_for_timeout(1500)
     page.get_by_role("button", name="❚❚ Pause").click()
     # every legend keeps its markers after Play (Bokeh paints them apart, into small canvases of their own)
-    markers = page.evaluate(LEGEND_MARKERS_JS)
+    markers = [painted for painted, _inside in page.evaluate(LEGEND_MARKERS_JS)]
     assert len(markers) >= 5 and min(markers) > 0, markers
     # fewer tokens: a new run, shown whole
     page.get_by_role("button", name="16", exact=True).first.click()
