@@ -479,7 +479,9 @@ GIVEN_AWAY = {("softmax", 2): lambda store: ["The same numbers", "equals the ans
                                                f"from word {store.result.crossing} on"],
               ("two-bills", 2): lambda store: ["twice the text is four times the work"],
               ("state", 3): lambda store: ["new information replaces the old"],
-              ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding"],
+              ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding",
+                                                        "they look the same, because they are the same"],
+              ("parallel-recurrent", 3): lambda store: ["they look the same, because they are the same"],
               ("parallel-recurrent", 4): lambda store: ["float64", "what is left is rounding"],
               ("memory-fails", 1): lambda store: ["leaves zero exactly at 16 pairs", "(16 here, dotted line)"]}
 

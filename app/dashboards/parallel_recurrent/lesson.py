@@ -75,7 +75,7 @@ CARDS = (
                    "have answered, are their answers the same?"),
          choices=SAME, correct=_same, at=_all_answered,
          press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text,
-         veil=lambda view: (view.point,)),
+         veil=lambda view: (view.point, view.outputs_text)),       # the strips' words say they are the same
     Card(setup={**FORMS, "chunk": "64"},
          prompt=N_("Now each block is as long as the whole text: 64 words. Which way does the chunked way "
                    "become?"),
@@ -84,7 +84,8 @@ CARDS = (
          prompt=N_("In GLA every column of the summary fades at its own speed, so the parallel way needs one table "
                    "per column. Does it still give the same answers as the recurrent way?"),
          choices=SAME, correct=_same, at=_all_answered,
-         press=N_("Press ▶ Play and compare the strips again."), observe=_same_text),
+         press=N_("Press ▶ Play and compare the strips again."), observe=_same_text,
+         veil=lambda view: (view.outputs_text,)),
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),
