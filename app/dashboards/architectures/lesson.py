@@ -102,7 +102,7 @@ CARDS = (
          choices=KEPT, correct=lambda _store: _kept(_curve("deltanet")[-1]), observe=_deltanet_text),
     Card(setup={"arch": "deltanet"},
          prompt=N_("At each word DeltaNet multiplies its summary by one number per direction a label can point "
-                   "in (the picture on the right). Along the label it is writing, what does it do?"),
+                   "in (the second picture). Along the label it is writing, what does it do?"),
          choices=EIGEN, correct=_lowest, observe=_eigen_text),
     Card(setup={"arch": "rwkv6"},
          prompt=N_("RWKV-6's forgetting line lies on another model's line. Whose?"),

@@ -118,46 +118,45 @@ class ArchitecturesView(DashboardView):
         self.rule = Explanation(session)
         self.point = Explanation(
             session,
-            elementare=_("**What tells the models apart is how they forget.** Left: how much of a pair stored "
-                         "at one word is still there later. Linear attention keeps all of it; every other "
-                         "model loses it at its own pace. Right: the numbers each model multiplies its summary "
-                         "by at every word, one for each direction a label can point in: 1 keeps, between 0 and "
-                         "1 fades, 0 erases, below 0 flips the sign."),
-            superiore=_(r"**What tells the models apart is the transition.** Left: the share "
+            elementare=_("**What tells the models apart is how they forget.** «What is left of a pair»: how much "
+                         "of a pair stored at one word is still there later. Linear attention keeps all of it; "
+                         "every other model loses it at its own pace. «What each direction keeps per token»: the "
+                         "numbers each model multiplies its summary by at every word, one for each direction a label "
+                         "can point in: 1 keeps, between 0 and 1 fades, 0 erases, below 0 flips the sign."),
+            superiore=_(r"**What tells the models apart is the transition.** «What is left of a pair»: the share "
                         r"$k_0^\top A_1 \cdots A_n k_0$ of a pair written at token 0 that is left $n$ tokens "
-                        r"later. Right: the eigenvalues of $A_t$ in $S_t = S_{t-1} A_t + W_t$: 1 keeps a "
-                        r"direction, $0 < \lambda < 1$ fades "
-                        r"it, 0 erases it, $\lambda < 0$ flips its sign."))
+                        r"later. «Eigenvalues of the transition»: the eigenvalues of $A_t$ in "
+                        r"$S_t = S_{t-1} A_t + W_t$: 1 keeps a direction, $0 < \lambda < 1$ fades it, 0 erases it, "
+                        r"$\lambda < 0$ flips its sign."))
         language = current_language()
         self.forgetting = ForgettingPicture(language)
         self.eigen = EigenPicture()
         self.pictures_help = Explanation(
             session,
-            elementare=_("Both pictures come from the engine, with a summary of {columns} columns. Left: a pair "
-                         "is written at word 0; every later word writes a pair of its own under a random label, "
-                         "and the curve follows what is left of the first pair (the average over {texts} "
-                         "texts). The fading models lose it at the pace of their gate, set here by the page: RetNet "
-                         "keeps {gamma} of the summary at every word, Mamba-2 {alpha} (a trained Mamba-2 chooses "
-                         "that amount word by word, from what it reads). DeltaNet loses it only where a new label "
-                         "overlaps the old one, a little at each word. Linear attention keeps it whole, but it also "
-                         "keeps everything else piled on top of it (see «Where memory fails»). RWKV-6's line lies on "
-                         "GLA's: the same transition. Right: DeltaNet keeps every direction (1) except the label it "
-                         "is writing, which it erases (0); with a step twice as large (hollow diamonds) it would flip "
-                         "its sign (−1).").format(
+            elementare=_("Both pictures come from the engine, with a summary of {columns} columns. In «What is left "
+                         "of a pair», a pair is written at word 0; every later word writes a pair of its own under a "
+                         "random label, and the curve follows what is left of the first pair (the average over "
+                         "{texts} texts). The fading models lose it at the pace of their gate, set here by the page: "
+                         "RetNet keeps {gamma} of the summary at every word, Mamba-2 {alpha} (a trained Mamba-2 "
+                         "chooses that amount word by word, from what it reads). DeltaNet loses it only where a new "
+                         "label overlaps the old one, a little at each word. Linear attention keeps it whole, but it "
+                         "also keeps everything else piled on top of it (see «Where memory fails»). RWKV-6's line "
+                         "lies on GLA's: the same transition. In «What each direction keeps per token», DeltaNet "
+                         "keeps every direction (1) except the label it is writing, which it erases (0); with a step "
+                         "twice as large (hollow diamonds) it would flip its sign (−1).").format(
                 columns=D, texts=TEXTS, gamma=format_number(round(card_alpha("retnet"), 2), 2),
                 alpha=format_number(card_alpha("mamba2"), 1)),
-            superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from "
-                        r"$S_{t-1} = I$ with a zero value, gates from make_gates at the cards' values "
-                        r"($\gamma = 1 - 2^{-5}$; Mamba-2 $\alpha = 0.8$; GLA, RWKV-6, RWKV-7 "
-                        r"$w_i = 0.7^{s_i}$; mLSTM $f = 0.9$; Gated DeltaNet $\alpha = 0.8$; $\beta = 1$), "
-                        r"$d_k = {columns}$. Left: $k_0^\top A_1 \cdots A_n k_0$ for random unit keys "
-                        r"$k_0, k_1, \dots$, mean over {texts} sequences: since the recurrence is linear in "
-                        r"$S$, it is what the read-out $S_n k_0$ keeps of $v_0$. Right: the spectrum of $A_t$ "
-                        r"at one token. The delta rule has $1 - \beta_t$ along $k_t$ and 1 on the rest; "
-                        r"with $\beta_t \in (0, 2)$ it approaches −1, the negative eigenvalues that let a linear "
-                        r"recurrence track state (Grazzi et al. 2025). RWKV-7, "
-                        r"$\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with $a_t = 1$: "
-                        r"one eigenvalue below 0, the others between the $w_i$."
+            superiore=_(r"Read off the engine: $A_t$ is one step of each model's recurrent form from $S_{t-1} = I$ "
+                        r"with a zero value, gates from make_gates at the cards' values ($\gamma = 1 - 2^{-5}$; "
+                        r"Mamba-2 $\alpha = 0.8$; GLA, RWKV-6, RWKV-7 $w_i = 0.7^{s_i}$; mLSTM $f = 0.9$; Gated "
+                        r"DeltaNet $\alpha = 0.8$; $\beta = 1$), $d_k = {columns}$. «What is left of a pair»: "
+                        r"$k_0^\top A_1 \cdots A_n k_0$ for random unit keys $k_0, k_1, \dots$, mean over {texts} "
+                        r"sequences: since the recurrence is linear in $S$, it is what the read-out $S_n k_0$ keeps "
+                        r"of $v_0$. «Eigenvalues of the transition»: the spectrum of $A_t$ at one token. The delta "
+                        r"rule has $1 - \beta_t$ along $k_t$ and 1 on the rest; with $\beta_t \in (0, 2)$ it "
+                        r"approaches −1, the negative eigenvalues that let a linear recurrence track state (Grazzi et "
+                        r"al. 2025). RWKV-7, $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with "
+                        r"$a_t = 1$: one eigenvalue below 0, the others between the $w_i$."
                         ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
         self.cards = {variant: self._card(variant) for variant in ARCHITECTURES}
         self.store.param.watch(self._draw, "arch")
