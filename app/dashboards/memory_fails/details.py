@@ -53,14 +53,14 @@ class ForensicsSection(pn.viewable.Viewer):
         self.store, self.session = store, session
         self.intro = Explanation(
             session,
-            elementare=_("Click a square of the grid (a red one is a wrong answer) to see where that answer came "
-                         "from. In each layer the summary is only a sum of what every earlier word wrote into it, so "
-                         "the answer to a question splits exactly into one part per word. The bars show each part; "
-                         "blue marks the pair that was asked: its label and, right after it, its information. Below, "
-                         "the blue line says how much of the question still reaches each word through the later "
-                         "forgetting, and the orange dots how similar each word's label is to the question. A wrong "
-                         "answer has two usual causes: the right pair has faded (the line is low there), or other "
-                         "words with similar labels speak louder (orange dots high, tall bars elsewhere)."),
+            elementare=_("Click a square of the grid (an orange-red one is a wrong answer) to see where that answer "
+                         "came from. In each layer the summary is only a sum of what every earlier word wrote into "
+                         "it, so the answer to a question splits exactly into one part per word. The bars show each "
+                         "part; blue marks the pair that was asked: its label and, right after it, its information. "
+                         "Below, the blue line says how much of the question still reaches each word through the "
+                         "later forgetting, and the amber dots how similar each word's label is to the question. A "
+                         "wrong answer has two usual causes: the right pair has faded (the line is low there), or "
+                         "other words with similar labels speak louder (amber dots high, tall bars elsewhere)."),
             superiore=_("A fixed-state layer updates $S_t = S_{t-1} A_t + W_t$, so its read-out is "
                         "$o_t = S_t q_t = \\sum_{i \\le t} W_i (A_{i+1} \\cdots A_t)\\, q_t$: one exact term $c_i$ per "
                         "earlier write, computed from the engine's records (their sum is the recorded read-out to "
@@ -176,18 +176,18 @@ class MapSection(pn.viewable.Viewer):
         self.store, self.session = store, session
         self.intro = Explanation(
             session,
-            elementare=_("The same test as the right chart at the top, for labels of 8, 16, 32 and 64 numbers at "
+            elementare=_("The same test as «Answers right» at the top, for labels of 8, 16, 32 and 64 numbers at "
                          "once. Each square says how many answers come back right (blue: all, red: none) for that "
                          "many pairs, counted as pairs per number of a label: the dashed line is where there are as "
                          "many pairs as numbers. With the sliders, let the summary forget a little at every new pair "
                          "(α, gated delta rule) or correct only part of the old information (β, delta rules), and "
                          "see where the blue ends."),
-            superiore=_("Accuracy with dense unit values decoded by largest cosine (the right chart above), for "
-                        "$d_k \\in \\{8, 16, 32, 64\\}$ and every other $N$ of the page's grid, mean of two draws of "
-                        "the keys; columns at $N / d_k$, so the bound leaves zero on one line, $N = d_k$ (dashed). "
+            superiore=_("Accuracy with dense unit values decoded by largest cosine («Answers right» above), for $d_k "
+                        "\\in \\{8, 16, 32, 64\\}$ and every other $N$ of the page's grid, mean of two draws of the "
+                        "keys; columns at $N / d_k$, so the bound leaves zero on one line, $N = d_k$ (dashed). "
                         "$\\beta$ is the delta rules' step, $S \\leftarrow S (I - \\beta k k^\\top) + \\beta v "
-                        "k^\\top$; $\\alpha$ the gated rule's decay per write. The curves above keep $\\beta = 1$ "
-                        "and $\\alpha = 0.99$: at those values row $d_k$ of the map lies on the right chart's curve."))
+                        "k^\\top$; $\\alpha$ the gated rule's decay per write. The curves above keep $\\beta = 1$ and "
+                        "$\\alpha = 0.99$: at those values row $d_k$ of the map lies on the curve of «Answers right»."))
         # sliders hand their value over on release: every value costs about fifty runs of the experiment
         self.alpha = pn.widgets.FloatSlider(label=_("Forget α (gated delta rule: share kept per pair)"), start=0.5,
                                             end=1.0, step=0.01, value=store.alpha, width=420,

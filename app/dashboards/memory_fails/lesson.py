@@ -61,14 +61,14 @@ def recall_card(setup, prompt, observe):
 
 CARDS = (
     Card(setup=SETTINGS,
-         prompt=N_("Each label (key) here is a list of 16 numbers (d_k = 16). The dashed line on the left is the "
+         prompt=N_("Each label (key) here is a list of 16 numbers (d_k = 16). The dashed line in «Recall error» is the "
                    "best that any simple read-out could do. Up to how many pairs does it stay at zero, with no "
                    "mistake at all?"),
          choices=tuple(str(n) for n in BOUND_CHOICES),
          correct=lambda store: nearest(BOUND_CHOICES, _bound_zero(store)), observe=_bound_text,
          veil=lambda view: (view.point, view.curve_text)),
     Card(setup=SETTINGS,
-         prompt=N_("The red line is what this summary really does, with labels pointing in random directions. "
+         prompt=N_("The orange-red line is what this summary really does, with labels pointing in random directions. "
                    "With fewer pairs than 16, is it at zero too?"),
          choices=(N_("Yes, zero up to 16 pairs"), N_("No, above zero from the first few pairs")),
          correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text),

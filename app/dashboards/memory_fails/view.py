@@ -84,17 +84,17 @@ class MemoryView(DashboardView):
             session, width=440,
             elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
                          "into the answer when this label is asked: the right pair (blue) should be near 1 and "
-                         "all the others near 0. The red bar is the pair whose information came out instead of "
-                         "the right one; the yellow bars are the pairs that pushed the answer hardest towards a "
+                         "all the others near 0. The orange-red bar is the pair whose information came out instead of "
+                         "the right one; the amber bars are the pairs that pushed the answer hardest towards a "
                          "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
-                         "The strips on the right show the answer taken apart: what the right pair gives, and "
-                         "what all the others add on top."),
+                         "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
+                         "the others add on top."),
             superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for "
                         "the sum rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions "
                         "for the delta rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the "
                         "weights $w_i^\\top q$ (sum rule: $k_i^\\top q$), measured as the read-out of one-hot "
                         "values. The answer is the stored value of largest cosine with $o$; a wrong one $v_r$ wins "
-                        "when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right term. Yellow: "
+                        "when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right term. Amber: "
                         "the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ towards $v_r$."))
 
         # 3. the trained models
@@ -105,7 +105,7 @@ class MemoryView(DashboardView):
             elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
                          "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
                          "question, had to produce the information stored with that label. Each row is a model, "
-                         "each square a question: blue right, red wrong. The models learned on 64-word "
+                         "each square a question: blue right, orange-red wrong. The models learned on 64-word "
                          "sequences with up to 16 pairs; longer ones ask them more than they practised. Their "
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
@@ -245,23 +245,23 @@ class MemoryView(DashboardView):
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
                 "accuracy": format_number(round(100 * float(data["accuracy"][at])), 0)}
         self.curve_text.elementare = _(
-            "**Left**: how far the answers are from the right information (0 is perfect), for more and more pairs. "
-            "Here each piece of information is one switch among as many switches as there are pairs: "
-            "switches are perpendicular, the easiest to tell apart, but the test is strict, since an answer "
-            "must give back its switch exactly. The dashed line is the best that any simple read-out (one "
-            "that only weighs and adds up the {dk} numbers of a label) could do: zero until there are as many pairs "
-            "as a label has numbers ({dk} here, dotted line), then rising. The red line is what this summary really "
-            "does: with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
-            "**Right**: a gentler test, where each piece of information is a random arrow of {dk} numbers and an "
-            "answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
-            "{accuracy}% of the answers are right. Labels that get new information (slider) show what the "
-            "delta rule is for: it replaces the old information, where the sum piles them up.").format(**fill)
+            "**«Recall error»**: how far the answers are from the right information (0 is perfect), for more and more "
+            "pairs. Here each piece of information is one switch among as many switches as there are pairs: switches "
+            "are perpendicular, the easiest to tell apart, but the test is strict, since an answer must give back its "
+            "switch exactly. The dashed line is the best that any simple read-out (one that only weighs and adds up "
+            "the {dk} numbers of a label) could do: zero until there are as many pairs as a label has numbers ({dk} "
+            "here, dotted line), then rising. The orange-red line, «this memory's read-out», is what this summary "
+            "really does: with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
+            "**«Answers right»**: a gentler test, where each piece of information is a random arrow of {dk} numbers "
+            "and an answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
+            "{accuracy}% of the answers are right. Labels that get new information (slider) show what the delta rule "
+            "is for: it replaces the old information, where the sum piles them up.").format(**fill)
         bound = _(
-            "Left: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, one dimension per write "
-            "($d_v = N$, plus the rewrites), mean over queries (the loss of Schlag et al.), against the bound "
+            "«Recall error»: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, one dimension per "
+            "write ($d_v = N$, plus the rewrites), mean over queries (the loss of Schlag et al.), against the bound "
             "$\\tfrac12 \\max(0, 1 - d_k/N)$: the least error of any **linear** read-out from $d_k$-number keys, "
-            "since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule beats it ($S k_i$ is linear "
-            "too). Squares: the least-squares read-out $W k_i$ for these keys, which reaches the bound; red: "
+            "since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule beats it ($S k_i$ is linear too). "
+            "Squares: the least-squares read-out $W k_i$ for these keys, which reaches the bound; orange-red line: "
             "the rule's own read-out $S k_i$.")
         rule = {"sum": _("The sum rule stays above the bound through cross-talk: its error is "
                          "$\\tfrac12 \\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx \\tfrac12 (N-1)/d_k$ for "
@@ -271,8 +271,8 @@ class MemoryView(DashboardView):
                            "bound."),
                 "gated-delta": _("The gated delta rule also shrinks every older pair by $\\alpha = 0.99$ per later "
                                  "write, on top of the disturbance of later keys.")}[store.rule]
-        dense = _("Right: accuracy with dense unit values in $\\mathbb{R}^{d_k}$ ($d_v = d_k$) decoded by "
-                  "largest cosine, a different test from the left's.")
+        dense = _("«Answers right»: accuracy with dense unit values in $\\mathbb{R}^{d_k}$ ($d_v = d_k$) decoded by "
+                  "largest cosine, a different test from «Recall error».")
         measured = _("At N = d_k = {dk}: error {error} with one-hot values; {accuracy}% right with dense "
                      "values.").format(**fill)
         self.curve_text.superiore = " ".join((bound, rule, dense, measured))
