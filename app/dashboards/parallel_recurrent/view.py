@@ -129,19 +129,19 @@ class FormsView(DashboardView):
         self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
         cost_text = Explanation(
             session, width=500,
-            elementare=_("Left, counted: the multiplications each way needs, the same on any computer. "
-                         "Right, measured: press **Measure** and this server times the three ways on longer and longer "
-                         "inputs, right now. It counts only the time spent computing, not the time spent "
-                         "waiting while the server works for other visitors. Both axes are logarithmic: a "
-                         "straight line means the time grows like a power of the length, and the slope says "
-                         "which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope 2: "
-                         "twice as long, four times the time (parallel). On short inputs every way pays a "
-                         "fixed start-up price, so the lines start flat."),
-            superiore=_("Left: multiply-adds per head, the leading terms of each algorithm (recurrent "
+            elementare=_("«Counted: multiply-adds» shows the multiplications each way needs, the same on any "
+                         "computer. For «Measured cost of the three forms», press **Measure** and this server times "
+                         "the three ways on longer and longer inputs, right now. It counts only the time spent "
+                         "computing, not the time spent waiting while the server works for other visitors. Both axes "
+                         "are logarithmic: a straight line means the time grows like a power of the length, and the "
+                         "slope says which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope "
+                         "2: twice as long, four times the time (parallel). On short inputs every way pays a fixed "
+                         "start-up price, so the lines start flat."),
+            superiore=_("«Counted: multiply-adds»: per head, the leading terms of each algorithm (recurrent "
                         "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
                         "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
                         "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
-                        "PyTorch's FLOP counter on the engine. Right: "
+                        "PyTorch's FLOP counter on the engine. «Measured cost of the three forms»: "
                         "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "
                         "that a wall clock would add on a shared server (hover a point for both). Float32, "

@@ -90,7 +90,7 @@ CARDS = (
     Card(setup=LINEAR,
          prompt=N_("While the 8 words go by, what does the summary (state) do?"),
          choices=SIZE, correct=_size, at=lambda store: store.run.length - 1,
-         press=N_("Press ▶ Play and watch the summary beside the table."), observe=_size_text,
+         press=N_("Press ▶ Play and watch the picture «Summary: S and z»."), observe=_size_text,
          veil=lambda view: (view.point,)),
     Card(setup={**SENTENCE, "T": "1024", "d": "64"},
          prompt=N_("A text of 1,024 words, with labels of 64 numbers. Which order does less work: the table first "

@@ -107,8 +107,8 @@ CARDS = (
                    "itself (α = 0.5, as in Mamba-2). «Anna?» now gets 99. Which other question goes wrong?"),
          choices=(*OTHERS, N_("none of them")), correct=_wrong_other, observe=_forgot_text, **ASKED),
     Card(setup=KNOBS,
-         prompt=N_("Under the knob's pictures, three models read the same words side by side: linear attention, "
-                   "Mamba-2 and DeltaNet. How many of them answer all four questions right?"),
+         prompt=N_("Under the knob's pictures, three models read the same words, each in its own picture: linear "
+                   "attention, Mamba-2 and DeltaNet. How many of them answer all four questions right?"),
          choices=(N_("none"), N_("one"), N_("two"), N_("all three")),
          correct=lambda store: sum(_all_right(store)), observe=_compared_text,
          look=lambda view: [small["card"] for small in view.small]),

@@ -103,7 +103,7 @@ CARDS = (
          choices=tuple(str(n) for n in CROSSINGS),
          correct=lambda store: nearest(CROSSINGS, store.result.crossing, log=True),
          at=lambda store: _frame_holding(store.result, store.result.crossing),
-         press=N_("Press ▶ Play and watch the two lines on the left."),
+         press=N_("Press ▶ Play and watch the two lines in «Memory held while generating»."),
          observe=lambda store: _("From word {n} on the notebook is bigger: {cache} against the summary's {state}. "
                                  "It grows by {step} at every word; the summary stays at {state}.").format(
              **_crossing(store)),
@@ -114,8 +114,8 @@ CARDS = (
          choices=(N_("the same"), N_("twice as much"), N_("four times as much")),
          correct=lambda store: nearest(WORK_RATIOS, _ratio(_work(store)["softmax"])),
          at=lambda store: store.result.tokens - 1,
-         press=N_("Press ▶ Play and watch the work bill on the right: the triangle at the halfway word, and at "
-                  "the end."),
+         press=N_("Press ▶ Play and watch «The work bill: multiply-adds per token»: the triangle at the halfway word, "
+                  "and at the end."),
          observe=_work_text, veil=lambda view: (view.generation.point,)),
     Card(setup={**EMPTY, "context": "512"},
          prompt=N_("Now 512 words are already in the notebook before the first new one. Which layer takes "
