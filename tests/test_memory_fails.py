@@ -165,6 +165,24 @@ def test_view_draws_a_picked_query():
         np.testing.assert_allclose(image[2] + image[3], image[0], atol=1e-12)   # right part + rest = read-out
 
 
+def test_the_trained_example_counts_from_one_on_the_page_and_from_zero_in_the_link():
+    """A student reads «Example 1» for the first example: the input and the status line count from 1, the
+    store (and so the URL, and the links already shared) from 0."""
+    from app.dashboards.memory_fails.view import MemoryView
+
+    session = Session()
+    store = MemoryStore()
+    with language("en"):
+        view = MemoryView(store=store, session=session)
+        example = next(w for w in view.controls() if w.name == "Trained models: example")
+        assert (store.example, example.value, example.start) == (0, 1, 1)
+        assert "Example 1: 128 tokens, 32 pairs." in view.trained_status.object
+        example.value = 3                                      # typed by the student
+        assert store.example == 2 and "Example 3:" in view.trained_status.object
+        store.example = 6                                      # from a link
+        assert example.value == 7 and "Example 7:" in view.trained_status.object
+
+
 def test_capacity_charts_draw_the_store():
     """The curves hold the store's curve, the markers its d_k and its chosen N, and follow them."""
     from app.dashboards.memory_fails.view import MemoryView

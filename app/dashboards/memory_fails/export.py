@@ -71,7 +71,7 @@ class MemoryFailsPage(PageExport):
         return Table("trained", _(self.TABLES["trained"]), ["model", "query", "key_id", "right_value_id",
                                                              "answered_value_id", "right"], rows,
                      notes=[_("Example {e} of the task {task}; ids are the tokens' numbers.").format(
-                         e=self.store.example, task=self.store.task)])
+                         e=self.store.example_number, task=self.store.task)])
 
     def table_held_out(self):
         from app.dashboards.memory_fails.model import ACCURACY_EXAMPLES

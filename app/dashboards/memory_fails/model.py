@@ -410,6 +410,11 @@ class MemoryStore(param.Parameterized):
             fixed["probe_query"] = TASKS[self.task][1]
         return fixed
 
+    @property
+    def example_number(self):
+        """The example as the page counts it for a student, from 1 (`example`, as in the URL, counts from 0)."""
+        return self.example + 1
+
     def first_trained_failure(self):
         """{probe, probe_query}: the first wrong answer on the trained grid (models in order), else query 1."""
         example = self.trained

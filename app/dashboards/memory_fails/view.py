@@ -167,8 +167,12 @@ class MemoryView(DashboardView):
             store.param.task, name=_("Trained models: task"), sizing_mode="stretch_width",
             options={_("{length} tokens, {pairs} pairs").format(length=L, pairs=K): name
                      for name, (L, K) in TASKS.items()})
-        example = pn.widgets.IntInput.from_param(store.param.example, name=_("Trained models: example"),
-                                                 sizing_mode="stretch_width")
+        # students count from 1: the input shows example + 1 (the URL keeps its number from 0, so links stay)
+        first, last = store.param.example.bounds
+        example = pn.widgets.IntInput(name=_("Trained models: example"), value=store.example_number,
+                                      start=first + 1, end=last + 1, sizing_mode="stretch_width")
+        example.param.watch(lambda event: event.new is not None and setattr(store, "example", event.new - 1), "value")
+        store.param.watch(lambda _event: setattr(example, "value", store.example_number), "example")
 
         probe = pn.widgets.Select.from_param(store.param.probe, name=_("Trained models: model taken apart"),
                                              sizing_mode="stretch_width",
@@ -340,7 +344,7 @@ class MemoryView(DashboardView):
     def _draw_trained_status(self, *_events):
         example, store = self.store.trained, self.store
         length, pairs = TASKS[store.task]
-        parts = [_("Example {e}: {length} tokens, {pairs} pairs.").format(e=store.example, length=length,
+        parts = [_("Example {e}: {length} tokens, {pairs} pairs.").format(e=store.example_number, length=length,
                                                                        pairs=pairs)]
         failed = [_(REGISTRY[v].short) for v in VARIANTS if v in example.predicted and not example.right(v).all()]
         if failed:
