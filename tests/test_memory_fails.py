@@ -183,6 +183,17 @@ def test_the_trained_example_counts_from_one_on_the_page_and_from_zero_in_the_li
         assert example.value == 7 and "Example 7:" in view.trained_status.object
 
 
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_the_held_out_bars_write_percentages_as_the_texts_do(lang):
+    """76%, as every sentence of the catalogs writes a percentage (no space), in the page's number format."""
+    from app.dashboards.memory_fails.pictures import TrainedPicture
+
+    with language(lang):
+        picture = TrainedPicture(mf.ACCURACY_EXAMPLES, lambda *_args: None)
+        picture.show_accuracy({"softmax": 0.755, "linear": 0.0625})
+    assert sorted(picture.bars.data["label"]) == ["6%", "76%"]
+
+
 def test_capacity_charts_draw_the_store():
     """The curves hold the store's curve, the markers its d_k and its chosen N, and follow them."""
     from app.dashboards.memory_fails.view import MemoryView

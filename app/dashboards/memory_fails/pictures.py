@@ -205,7 +205,7 @@ class TrainedPicture:
         names = [name for variant, name in zip(VARIANTS, self.names) if variant in accuracy]
         right = [accuracy[v] for v in VARIANTS if v in accuracy]
         self.bars.data = {"y": names, "right": right,
-                          "label": [format_number(round(100 * r), 0) + " %" for r in right]}
+                          "label": [format_number(round(100 * r), 0) + "%" for r in right]}
 
 
 class WritesPicture:
