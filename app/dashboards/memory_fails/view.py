@@ -89,13 +89,14 @@ class MemoryView(DashboardView):
                          "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
                          "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
                          "the others add on top."),
-            superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for "
-                        "the sum rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions "
-                        "for the delta rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the "
-                        "weights $w_i^\\top q$ (sum rule: $k_i^\\top q$), measured as the read-out of one-hot "
-                        "values. The answer is the stored value of largest cosine with $o$; a wrong one $v_r$ wins "
-                        "when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right term. Amber: "
-                        "the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ towards $v_r$."))
+            superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for the sum "
+                        "rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions for the delta "
+                        "rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the weights $w_i^\\top q$ "
+                        "(sum rule: $k_i^\\top q$), measured as the read-out of one-hot values (a single 1, every "
+                        "other number 0). The answer is the stored value of largest cosine with $o$; a wrong one "
+                        "$v_r$ wins when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right "
+                        "term. Amber: the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ "
+                        "towards $v_r$."))
 
         # 3. the trained models
         self.trained = TrainedPicture(ACCURACY_EXAMPLES, self._probe)
@@ -110,14 +111,14 @@ class MemoryView(DashboardView):
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
                          "forgot, or met a longer text than in training."),
-            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed "
-                        "state keep a $64 \\times 64$ state per layer), trained on MQAR with $L = 64$, $K \\in \\{4, "
-                        "8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out examples. Softmax attention "
-                        "keeps every pair in its KV cache; a fixed-size state must hold $K$ pairs in $d_k = 64$ "
-                        "dimensions, and the capacity bound on an exact linear read-out binds only for $K > d_k = "
-                        "64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: failures there come "
-                        "from learned keys that are not orthogonal (cross-talk), from decay, and from sequences "
-                        "longer and fuller than in training."))
+            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed state "
+                        "keep a $64 \\times 64$ state per layer), trained on multi-query associative recall (MQAR) "
+                        "with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out "
+                        "examples. Softmax attention keeps every pair in its KV cache; a fixed-size state must hold "
+                        "$K$ pairs in $d_k = 64$ dimensions, and the capacity bound on an exact linear read-out binds "
+                        "only for $K > d_k = 64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: "
+                        "failures there come from learned keys that are not orthogonal (cross-talk), from decay, and "
+                        "from sequences longer and fuller than in training."))
 
         store.param.watch(self._draw_curve, ["curve"])
         store.param.watch(self._draw_detail, ["run", "query"])
@@ -261,12 +262,12 @@ class MemoryView(DashboardView):
             "{accuracy}% of the answers are right. Labels that get new information (slider) show what the delta rule "
             "is for: it replaces the old information, where the sum piles them up.").format(**fill)
         bound = _(
-            "«Recall error»: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values, one dimension per "
-            "write ($d_v = N$, plus the rewrites), mean over queries (the loss of Schlag et al.), against the bound "
-            "$\\tfrac12 \\max(0, 1 - d_k/N)$: the least error of any **linear** read-out from $d_k$-number keys, "
-            "since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule beats it ($S k_i$ is linear too). "
-            "Squares: the least-squares read-out $W k_i$ for these keys, which reaches the bound; orange-red line: "
-            "the rule's own read-out $S k_i$.")
+            "«Recall error»: error $\\tfrac12 \\lVert o_i - e_i \\rVert^2$ with one-hot values (a single 1, every "
+            "other number 0), one dimension per write ($d_v = N$, plus the rewrites), mean over queries (the loss of "
+            "Schlag et al.), against the bound $\\tfrac12 \\max(0, 1 - d_k/N)$: the least error of any **linear** "
+            "read-out from $d_k$-number keys, since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule "
+            "beats it ($S k_i$ is linear too). Squares: the least-squares read-out $W k_i$ for these keys, which "
+            "reaches the bound; orange-red line: the rule's own read-out $S k_i$.")
         rule = {"sum": _("The sum rule stays above the bound through cross-talk: its error is "
                          "$\\tfrac12 \\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx \\tfrac12 (N-1)/d_k$ for "
                          "random unit keys, even for $N < d_k$."),

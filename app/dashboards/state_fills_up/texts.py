@@ -193,12 +193,12 @@ def answer_html(result, t):
 # ----------------------------------------------------------------------------- trained mode
 
 TRAINED_STRIP_PLAIN = N_(
-    "A real example of the MQAR task. Each box is one token, written as its number in the model's "
-    "vocabulary (0 to 255): **k** marks a key (1 to 127), **v** a value (128 to 255), **·** a filler. "
-    "First come the pairs, each key followed by its value; then the keys are asked again (framed boxes), "
-    "and the model must answer the value that went with each one. Under each question: the model's "
-    "answer, ✓ right or ✗ wrong. The highlighted box is the current token. (Keys play the part of the "
-    "names of the phone book, values the part of the numbers.)")
+    "A real example of the MQAR task (multi-query associative recall). Each box is one token, written as its number "
+    "in the model's vocabulary (0 to 255): **k** marks a key (1 to 127), **v** a value (128 to 255), **·** a filler. "
+    "First come the pairs, each key followed by its value; then the keys are asked again (framed boxes), and the "
+    "model must answer the value that went with each one. Under each question: the model's answer, ✓ right or ✗ "
+    "wrong. The highlighted box is the current token. (Keys play the part of the names of the phone book, values the "
+    "part of the numbers.)")
 TRAINED_STRIP_FORMULA = N_(
     "MQAR (multi-query associative recall, Arora et al. 2023): $K$ pairs $k_i\\, v_i$, then every key "
     "once more at an even position of the rest, mostly early; at a query the target is its paired value, "
