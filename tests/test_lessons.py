@@ -476,7 +476,7 @@ def shown_text(thing):
 GIVEN_AWAY = {("softmax", 2): lambda store: ["The same numbers", "equals the answer from the table"],
               ("softmax", 3): lambda store: ["the summary never grows"],
               ("two-bills", 1): lambda store: [f"from token {store.result.crossing} the cache is bigger",
-                                               f"from word {store.result.crossing} on"],
+                                               f"from token {store.result.crossing} on"],
               ("two-bills", 2): lambda store: ["twice the text is four times the work"],
               ("state", 3): lambda store: ["new information replaces the old"],
               ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding",

@@ -88,7 +88,7 @@ def _calculator():
 def _llama_text(_store):
     from app.dashboards.two_bills.model import format_bytes
     calculator = _calculator()
-    return _("The notebook takes {cache}, the weights {weights}: from word {n} on, the notebook alone outweighs "
+    return _("The notebook takes {cache}, the weights {weights}: from token {n} on, the notebook alone outweighs "
              "the whole model. A summary of the same shape would take {state}, whatever the length. Try other "
              "models in the calculator, further down the page.").format(
         cache=format_bytes(calculator.kv_cache_bytes()), weights=format_bytes(calculator.weight_bytes()),
@@ -97,14 +97,14 @@ def _llama_text(_store):
 
 CARDS = (
     Card(setup=EMPTY,
-         prompt=N_("Both memories start empty. At every word softmax attention adds two notes to its notebook "
-                   "(KV cache); the summary (state) keeps its size. At about which word does the notebook become "
+         prompt=N_("Both memories start empty. At every word softmax attention adds two notes to its notebook (KV "
+                   "cache); the summary (state) keeps its size. At about which token (word) does the notebook become "
                    "bigger than the summary?"),
          choices=tuple(str(n) for n in CROSSINGS),
          correct=lambda store: nearest(CROSSINGS, store.result.crossing, log=True),
          at=lambda store: _frame_holding(store.result, store.result.crossing),
          press=N_("Press ▶ Play and watch the two lines in «Memory held while generating»."),
-         observe=lambda store: _("From word {n} on the notebook is bigger: {cache} against the summary's {state}. "
+         observe=lambda store: _("From token {n} on the notebook is bigger: {cache} against the summary's {state}. "
                                  "It grows by {step} at every word; the summary stays at {state}.").format(
              **_crossing(store)),
          veil=lambda view: (view.generation.point, *view.generation.crossing)),
@@ -114,7 +114,7 @@ CARDS = (
          choices=(N_("the same"), N_("twice as much"), N_("four times as much")),
          correct=lambda store: nearest(WORK_RATIOS, _ratio(_work(store)["softmax"])),
          at=lambda store: store.result.tokens - 1,
-         press=N_("Press ▶ Play and watch «The work bill: multiply-adds per token»: the triangle at the halfway word, "
+         press=N_("Press ▶ Play and watch «The work bill: multiply-adds per token»: the triangle at the halfway token, "
                   "and at the end."),
          observe=_work_text, veil=lambda view: (view.generation.point,)),
     Card(setup={**EMPTY, "context": "512"},

@@ -277,7 +277,7 @@ class GenerationView(pn.viewable.Viewer):
         crossing = format_number(result.crossing)
         self.point.param.update(
             elementare=_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for every "
-                         "word it has read (solid line in «Memory held while generating»): from word {crossing} on "
+                         "word it has read (solid line in «Memory held while generating»): from token {crossing} on "
                          "they take more room than the fixed-size summary (dashed line), and they keep growing. Its "
                          "work grows faster still (in «The work bill: multiply-adds per token»): each new word is "
                          "compared with all the words before it, so twice the text is four times the work (the "
