@@ -24,6 +24,9 @@ class Card:
     veil: Callable | None = None
     # view → what the card asks about, when it lies below the first screen: brought into view and outlined
     look: Callable | None = None
+    # view → what lies just above that part and comes up with it when the screen has room for both (not
+    # outlined): a row the card speaks of stays whole instead of half under the card
+    lead: Callable | None = None
 
 
 def percent(share):

@@ -124,6 +124,8 @@ def lesson_card(session, store, view=None):
     for thing in looked:
         thing = thing.__panel__() if isinstance(thing, pn.viewable.Viewer) else thing
         thing.css_classes = [*thing.css_classes, "lesson-look"]
+    for thing in card.lead(view) if card.lead and view is not None else []:
+        thing.css_classes = [*thing.css_classes, "lesson-lead"]
     widget.param.update(look=bool(looked), present=session.present)
     veiled = card.veil(view) if card.veil and view is not None else []
     if veiled:

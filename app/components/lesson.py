@@ -163,7 +163,9 @@ class LessonCard(JSComponent):
       }
       function bringIntoView(tries = 0) {
         const host = view.el
-        Object.assign(host.style, {position: "sticky", top: "0px", zIndex: "20"})
+        // opaque, and over the strip above it too: nothing scrolls through beside or above the stuck card
+        Object.assign(host.style, {position: "sticky", top: "0px", zIndex: "20", background: "#ffffff",
+                                   boxShadow: "0 -16px 0 0 #ffffff"})
         // in presenter mode, larger type pushes the pictures down: the first main picture comes up instead
         const drawn = (node) => node.getBoundingClientRect().height > 0
         const found = model.look ? marked(document, [], "lesson-look")
@@ -175,8 +177,16 @@ class LessonCard(JSComponent):
           node.style.outline = "4px solid #f0b429"; node.style.outlineOffset = "4px"
         }
         if (found.length) {
-          found[0].style.scrollMarginTop = (host.getBoundingClientRect().height + 12) + "px"
-          found[0].scrollIntoView({block: "start", behavior: "instant"})
+          // the part the card names just above (lesson-lead) comes up too when it costs little: the marked
+          // part then still starts in the upper half of the room under the card (a projector, not a phone)
+          const under = host.getBoundingClientRect().height + 12
+          const port = (document.getElementById("main") || document.body).getBoundingClientRect()
+          const room = Math.min(port.bottom, window.innerHeight) - Math.max(port.top, 0) - under
+          const lead = model.look ? marked(document, [], "lesson-lead").filter(drawn)[0] : undefined
+          const both = lead && found[0].getBoundingClientRect().top - lead.getBoundingClientRect().top <= room / 2
+          const first = both ? lead : found[0]
+          first.style.scrollMarginTop = under + "px"
+          first.scrollIntoView({block: "start", behavior: "instant"})
         }
       }
     }

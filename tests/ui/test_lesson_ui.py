@@ -1,5 +1,8 @@
 """A lesson walked end to end in Chromium: from the landing page to a card, a prediction by mouse and one
 by keyboard, the player driven by keys until the result shows, and a shared link that reopens a card."""
+import io
+
+from PIL import Image
 
 
 def verdict(page):
@@ -92,3 +95,39 @@ def test_walk_the_transition_lesson_by_mouse(open_page):
     card.locator(".observe").wait_for(state="visible", timeout=10_000)
     assert verdict(page) == "right" and "erased" in card.locator(".observe").inner_text()
     assert visit.errors == [] and visit.remote == []
+
+
+def test_the_transition_cards_bring_up_the_knobs_row_whole_or_not_at_all(open_page):
+    """Cards 1-3 bring «What each answer matches» up under the stuck card. On a projector (1366×768) the row
+    «Set the knobs to:» just above it comes up whole with it; on a phone (390×844) there is no room for both,
+    and the row stays above the card rather than half under it. Nothing of the page shows above the card."""
+    for lang, size, row_shown in (("en", (1366, 768), True), ("it", (1366, 768), True), ("en", (390, 844), False)):
+        visit = open_page("it-IT" if lang == "it" else "en-US")
+        page = visit.page
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        page.goto(f"{visit.server}/transition?lang={lang}&lesson=transition&card=1")   # on a phone the
+        page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)   # nav is folded
+        card, marked, row = (page.locator(".card").first, page.locator(".lesson-look").first,
+                             page.locator(".lesson-lead").first)
+        card.wait_for(timeout=60_000)
+        for _try in range(40):                                  # the card brings the picture up once it is drawn
+            under = card.bounding_box()
+            box = marked.bounding_box()
+            if box and under and under["y"] + under["height"] - 2 <= box["y"] <= size[1] - 200:
+                break
+            page.wait_for_timeout(250)
+        else:
+            raise AssertionError(f"{lang} {size}: the picture is not under the card: {box}, card {under}")
+        card_bottom, line = under["y"] + under["height"], row.bounding_box()
+        if row_shown:
+            assert card_bottom - 1 <= line["y"] and line["y"] + line["height"] <= box["y"], (lang, size, line, under)
+        else:
+            assert line["y"] + line["height"] <= card_bottom, (lang, size, line, under)
+        # the stuck card hides what scrolls under it, in the strip above it too (the page showed through there)
+        # (only the header's shadow falls there: every line of pixels across it is one colour)
+        top = page.evaluate("() => document.getElementById('main').getBoundingClientRect().top")
+        clip = {"x": under["x"] + 12, "y": top, "width": under["width"] - 24, "height": under["y"] - top - 1}
+        strip = Image.open(io.BytesIO(page.screenshot(clip=clip))).convert("L")
+        lines = [strip.crop((0, y, strip.width, y + 1)).getextrema() for y in range(strip.height)]
+        assert all(high - low <= 3 for low, high in lines), (lang, size, lines)
+        assert visit.errors == [], visit.errors

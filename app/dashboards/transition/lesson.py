@@ -89,9 +89,10 @@ def _compared_text(store):
 
 # cards 1-3 ask what a question gets: the answers under the pictures, and the similarity chart's colours and
 # dots (the summary's choice), stay hidden until a choice; its framed right numbers stay. The pictures come up
-# under the card (below the first screen at 1366 × 768 otherwise)
+# under the card (below the first screen at 1366 × 768 otherwise), with the row of buttons above them (the
+# knobs' models) when the screen has room for both, rather than half of it under the card
 ASKED = dict(veil=lambda view: [view.answers, view.recall.image, view.recall.dots],
-             look=lambda view: [view.picture_cards[2]])
+             look=lambda view: [view.picture_cards[2]], lead=lambda view: [view.jump_row])
 
 CARDS = (
     Card(setup=KNOBS,

@@ -91,6 +91,9 @@ class TransitionView(DashboardView):
                       for v in JUMPS}
         for variant, button in self.jumps.items():
             button.on_click(lambda _event, variant=variant: self.store.jump(variant))
+        jump_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Set the knobs to:")), margin=(14, 4, 0, 10),
+                                  stylesheets=[":host { font-size: 16px; }"])
+        self.jump_row = pn.FlexBox(jump_label, *self.jumps.values(), sizing_mode="stretch_width")
 
         self.transition = MatrixPicture(_("Transition"), _("to key dimension"), _("from key dimension"),
                                         D_K, D_K, width=280, height=260)
@@ -187,13 +190,11 @@ class TransitionView(DashboardView):
         return {"picture": picture, "score": score, "card": card, "drawn": None}
 
     def __panel__(self):
-        jump_label = pn.pane.HTML("<b>%s</b>" % html.escape(_("Set the knobs to:")), margin=(14, 4, 0, 10),
-                                  stylesheets=[":host { font-size: 16px; }"])
         cards = pn.FlexBox(*self.picture_cards, sizing_mode="stretch_width")
         return pn.Column(
             title(_("The transition knob")),
             self.intro, point_box(pn.Column(self.lamp, self.setting, margin=0, sizing_mode="stretch_width")),
-            pn.FlexBox(jump_label, *self.jumps.values(), sizing_mode="stretch_width"),
+            self.jump_row,
             cards, self.intro_more,
             heading(_("The family in one table")), self.table, self.table_help,
             heading(_("Three models on the same sequence")), self.small_help,
