@@ -3,6 +3,7 @@ models' answers, all Bokeh figures whose data sources are patched in place."""
 import html
 
 import numpy as np
+from bokeh.core.property.descriptors import UnsetValueError
 from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
                           TapTool)
 
@@ -262,10 +263,30 @@ class WritesPicture:
             span.location = position
 
 
+# a number in a square of the accuracy map: the largest of these type sizes (px) at which every number fits its
+# square, as wide as the browser draws the map (a phone's is a third of a projector's); none fits: no numbers
+# (the colours, the colour bar, the hover and the numbers view still tell them)
+CELL_FONTS = (11 * 4 / 3, 10 * 4 / 3, 9 * 4 / 3)
+DIGIT_EM = 0.58                      # a digit's width in ems of Bokeh's sans-serif (Helvetica, Arial: 0.556)
+CELL_PADDING = 2                     # px of the square left around its number
+
+
+def cell_font(labels, cell_widths):
+    """The type size (px) at which every label fits its cell (`cell_widths` in px), or None."""
+    longest = [len(label) * DIGIT_EM for label in labels]
+    for font in CELL_FONTS:
+        if all(em * font + CELL_PADDING <= width for em, width in zip(longest, cell_widths)):
+            return font
+    return None
+
+
 class AccuracyMap:
     """Answers right over d_k (rows) and N (columns at N/d_k, so that N = d_k is one vertical line)."""
 
+    FRAME_MARGIN = 170               # px of the figure outside its frame (axis, colour bar): before it is drawn
+
     def __init__(self):
+        self.numbers = []                                    # every square's number, shown or not
         self.cells = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "accuracy": [], "x": [],
                                        "y": [], "label": [], "ink": [], "d_k": [], "pairs": []})
         self.mapper = LinearColorMapper(palette=list(reversed(PALETTE)), low=0, high=1)   # red wrong, blue right
@@ -274,8 +295,10 @@ class AccuracyMap:
                                    _("pairs per number of a key, N / d_k"), _("numbers in a key, d_k"))
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
                          fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
-        self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center", text_baseline="middle",
-                         text_color="ink", text_font_size="11pt")
+        self.texts = self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center",
+                                      text_baseline="middle", text_color="ink", text_font_size="11pt")
+        # the browser says how wide it draws the map (app/websocket.py lets it): the numbers are fitted to it
+        self.figure.on_change("inner_width", lambda _attr, _old, _new: self.fit_numbers())
         self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
         self.chosen = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.chosen,
@@ -286,7 +309,7 @@ class AccuracyMap:
         self.figure.add_layout(colour_bar(self.mapper), "right")
 
     def show(self, capacity_map, d_k, pairs):
-        columns = {name: [] for name in self.cells.data}
+        columns, numbers = {name: [] for name in self.cells.data}, []
         top_ratio = 1.0
         for row, (size, row_pairs, accuracy) in enumerate(zip(capacity_map["d_k"], capacity_map["pairs"],
                                                               capacity_map["accuracy"])):
@@ -302,13 +325,37 @@ class AccuracyMap:
                 columns["accuracy"].append(float(right))
                 columns["x"].append((edges[j] + edges[j + 1]) / 2)
                 columns["y"].append(row)
-                columns["label"].append(format_number(round(100 * float(right)), 0))
+                numbers.append(format_number(round(100 * float(right)), 0))
                 columns["ink"].append("white" if abs(right - 0.5) > 0.3 else INK)
                 columns["d_k"].append(int(size))
                 columns["pairs"].append(int(N))
+        self.figure.x_range.update(start=0, end=top_ratio)
+        self.numbers = numbers
+        columns["label"] = self._labels(columns)
         self.cells.data = columns
         self.figure.yaxis.major_label_overrides = {row: str(size) for row, size in enumerate(capacity_map["d_k"])}
-        self.figure.x_range.update(start=0, end=top_ratio)
         row = [i for i, size in enumerate(columns["d_k"]) if size == d_k]           # the page's d_k and N:
         chosen = min(row, key=lambda i: abs(columns["pairs"][i] - pairs))           # the nearest column
         self.chosen.data = {name: [columns[name][chosen]] for name in ("left", "right", "bottom", "top")}
+
+    def fit_numbers(self):
+        """Each square's number at the largest type size that fits every square as wide as the map is drawn,
+        or none."""
+        labels = self._labels(self.cells.data)
+        if list(self.cells.data["label"]) != labels:
+            self.cells.data = dict(self.cells.data, label=labels)
+
+    def _labels(self, columns):
+        """The squares' numbers as they fit (their type size set on the text glyph), or empty ones."""
+        x = self.figure.x_range
+        try:
+            frame = self.figure.inner_width               # as the browser drew it
+        except UnsetValueError:                           # not drawn yet
+            frame = self.figure.width - self.FRAME_MARGIN
+        per_unit = frame / max(x.end - x.start, 1e-9)
+        widths = [(right - left) * per_unit for left, right in zip(columns["left"], columns["right"])]
+        font = cell_font(self.numbers, widths)
+        if font is None:
+            return [""] * len(self.numbers)
+        self.texts.glyph.text_font_size = f"{font:.2f}px"
+        return list(self.numbers)
