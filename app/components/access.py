@@ -100,7 +100,8 @@ _DRAWER_SCRIPT = """<script>
           if (d.style.maxWidth !== cap) { d.style.maxWidth = cap; d.style.minWidth = wide ? "0" : ""; }
         });
       }
-      var table = shadow && shadow.querySelector("table");
+      // (a table in a scroll box of its own, components/text.py: that box scrolls, the pane need not)
+      var table = shadow && !shadow.querySelector(".scroll-box") && shadow.querySelector("table");
       if (table && view.el.style.overflowX !== "auto" && table.offsetWidth > view.el.clientWidth + 1) {
         view.el.style.overflowX = "auto";           // a wide table scrolls in its own box, not the page,
         view.el.tabIndex = 0;                       // which the keyboard can reach and scroll

@@ -370,7 +370,9 @@ class Player(JSComponent):
         const target = event.composedPath()[0] || event.target
         const tag = (target.tagName || "").toLowerCase()
         const role = target.getAttribute ? target.getAttribute("role") : null
-        if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider") { return }
+        // a focused scrolling region (a wide table's box) scrolls with its arrows
+        if (["input", "textarea", "select"].includes(tag) || target.isContentEditable || role === "slider"
+            || role === "region") { return }
         if (event.code === "Space" || event.key === " ") {
           // a button reached by keyboard (Tab) reacts to Space itself; one that was clicked, and a lesson's
           // chosen prediction, hand Space on to the player

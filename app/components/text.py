@@ -21,7 +21,7 @@ import panel as pn
 import param
 from latex2mathml.converter import convert_to_element
 
-from app.i18n import current_language
+from app.i18n import _, current_language
 
 TEXT_CSS = """
 :host { font-size: calc(17px * var(--lineare-scale, 1)); line-height: 1.45; color: #1f2933; }
@@ -134,3 +134,38 @@ def point_box(explanation):
     """The sentence that says what to notice on a page, right under its title (an Explanation, framed)."""
     return pn.Column(explanation, styles=dict(POINT_STYLE), css_classes=["point"], sizing_mode="stretch_width",
                      margin=(6, 10, 8, 10))
+
+
+# a table wider than a phone's column scrolls sideways in its own box, not the page: the box is a named region
+# the keyboard can focus and scroll; a shadow at an edge shows there is more that way (the backgrounds scrolled
+# with the content cover the shadows where the table ends), and a line under it says so when the box is
+# narrower than the table. In a table of short cells, a cell stays on one line (headings wrap between words),
+# one of class "wrap" wraps within a minimum width.
+SCROLL_BOX_CSS = """
+.scroll-frame { container-type: inline-size; max-width: 100%; }
+.scroll-box { overflow-x: auto; max-width: 100%;
+  background: linear-gradient(to right, #ffffff 30%, rgba(255, 255, 255, 0)) left / 32px 100% no-repeat local,
+              linear-gradient(to left, #ffffff 30%, rgba(255, 255, 255, 0)) right / 32px 100% no-repeat local,
+              radial-gradient(farthest-side at 0 50%, rgba(16, 42, 67, 0.28), rgba(16, 42, 67, 0)) left / 12px 100%
+                no-repeat scroll,
+              radial-gradient(farthest-side at 100% 50%, rgba(16, 42, 67, 0.28), rgba(16, 42, 67, 0)) right / 12px 100%
+                no-repeat scroll; }
+.scroll-box:focus-visible { outline: 3px solid #102a43; outline-offset: 2px; }
+.scroll-box.one-line td { white-space: nowrap; }
+.scroll-box.one-line .wrap { white-space: normal; min-width: 16em; }
+.scroll-hint { display: none; margin: 2px 0 6px 0; font-size: calc(16px * var(--lineare-scale, 1)); color: #52606d; }
+"""
+
+
+def scroll_box(table_html, name, fits=40, one_line=True):
+    """`table_html` (trusted HTML: ours, escaped) in a box that scrolls sideways when the column is narrower;
+    `name`: what the table is (the region's name, for a screen reader); `fits`: about how wide the table is, in
+    ems of its type: under that width the line "scroll sideways" shows; `one_line`: short cells, each kept on one
+    line (a table of sentences wraps them). Its styles: SCROLL_BOX_CSS."""
+    hint = html.escape(_("Scroll sideways to see every column →"))
+    # a container query cannot read a variable: its width is written into the box's own rule
+    show = f"<style>@container (max-width: {float(fits):.1f}em) {{ .scroll-hint {{ display: block; }} }}</style>"
+    kind = "scroll-box one-line" if one_line else "scroll-box"
+    return (f'<div class="scroll-frame">{show}<div class="{kind}" role="region" '
+            f'aria-label="{html.escape(name, quote=True)}" tabindex="0">{table_html}</div>'
+            f'<p class="scroll-hint" aria-hidden="true">{hint}</p></div>')

@@ -149,3 +149,51 @@ def problems(facts, smallest=24):
     found += [f"control «{t['what']}» is {t['w']:.0f}×{t['h']:.0f} px, under {smallest}" for t in facts["targets"]
               if t["w"] < smallest - 0.5 or t["h"] < smallest - 0.5]
     return found
+
+
+# every shown table: whether it is wider than the box that shows it, and whether that box is a scrolling region
+# a visitor can find and use (named, reachable by the keyboard); the height of its rows
+TABLES_JS = """() => {
+  const up = (node) => node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
+  const tables = [];
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.tagName === "TABLE") tables.push(el);
+      if (el.shadowRoot) walk(el.shadowRoot);
+    }
+  };
+  walk(document);
+  const seen = (el) => el.checkVisibility({opacityProperty: true, visibilityProperty: true});
+  return tables.filter(seen).map((table) => {
+    const width = table.getBoundingClientRect().width;
+    // the nearest box around it that cuts or scrolls sideways (none: the window)
+    let box = null;
+    for (let n = up(table); n && n.nodeType === 1; n = up(n)) {
+      if (getComputedStyle(n).overflowX !== "visible") { box = n; break; }
+    }
+    const room = box ? box.clientWidth : document.documentElement.clientWidth;
+    const scrolls = !!box && ["auto", "scroll"].includes(getComputedStyle(box).overflowX);
+    const caption = table.querySelector("caption, th");
+    return {what: caption ? caption.textContent.trim().slice(0, 40) : "a table", width: Math.round(width),
+            room, scrolls, region: !!box && box.getAttribute("role") === "region",
+            name: box ? (box.getAttribute("aria-label") || "") : "", focusable: !!box && box.tabIndex >= 0,
+            rows: Array.from(table.rows).map((row) => Math.round(row.getBoundingClientRect().height))};
+  });
+}"""
+
+
+def table_problems(page, tallest=120):
+    """The shown tables of the loaded page that a phone cannot read: wider than their box where that box is not a
+    scrolling region with a name that the keyboard reaches, or with rows over `tallest` px (words wrapped a few
+    to a line). Sentences, as `problems`."""
+    found = []
+    for table in page.evaluate(TABLES_JS):
+        where = f"table «{table['what']}», {table['width']} px"
+        if table["width"] > table["room"] + 1 and not (table["scrolls"] and table["region"] and table["name"]
+                                                        and table["focusable"]):
+            found.append(f"{where} wide in a {table['room']} px box that is not a named, focusable scrolling "
+                         f"region: {table}")
+        high = [h for h in table["rows"] if h > tallest]
+        if high:
+            found.append(f"{where}: rows {high} px high, over {tallest}")
+    return found

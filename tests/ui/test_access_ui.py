@@ -16,7 +16,7 @@ from app.dashboards import DASHBOARDS
 from app.dashboards.state_fills_up.model import StateStore, head_frame
 from app.lessons import LESSONS
 from first_screen import scroll_to_every_section
-from layout import layout, problems
+from layout import layout, problems, table_problems
 
 PAGES = ["", *(d.slug for d in DASHBOARDS if d.build is not None)]
 AXE_OPTIONS = {"runOnly": ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]}
@@ -75,11 +75,13 @@ def drawn(page, url):
 
 def check_page(page, language):
     """What every page must hold at any size: its language, its layout (no sideways scroll, nothing overlaps,
-    touch targets of 24 px), named pictures and handles, no serious axe violation. Returns the layout facts
-    and the slider handles."""
+    touch targets of 24 px, wide tables in named scrolling regions, rows of a few lines), named pictures and
+    handles, no serious axe violation. Returns the layout facts and the slider handles."""
     assert page.evaluate("document.documentElement.lang") == language
     facts = layout(page)                            # first: it fits and names what the page's script does each second
     assert problems(facts) == [], "\n".join(problems(facts))
+    tables = table_problems(page)                   # a wide table scrolls in a named box of its own; low rows
+    assert tables == [], "\n".join(tables)
     for picture in page.evaluate(DEEP_JS, [".bk-Figure"]):
         assert picture["role"] == "figure" and len(picture["name"]) > 10, picture
     handles = page.evaluate(DEEP_JS, [".noUi-handle"])

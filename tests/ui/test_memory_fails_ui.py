@@ -1,5 +1,5 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
-from first_screen import LEGEND_MARKERS_JS
+from first_screen import LEGEND_MARKERS_JS, PROJECTOR, scroll_to_every_section
 
 PAGE = "/memory-fails"
 
@@ -83,3 +83,84 @@ def test_italian_superiore_and_bad_links(open_page):
     assert page.locator("math").count() > 10
     page.get_by_text("Esempio 0: 64 token, 8 coppie.").wait_for()   # the trained models' status line
     assert visit.errors == [] and visit.remote == []
+
+
+# the accuracy map's numbers (the text glyph over the squares of a source with a "d_k" column), as drawn: each
+# shown number's width in its glyph's font, against its square's width on the screen
+MAP_NUMBERS_JS = """() => {
+  const models = [...Bokeh.documents[0].all_models];
+  const texts = models.find(m => m.constructor.__name__ === "GlyphRenderer" && m.glyph.constructor.__name__ === "Text"
+                                 && "d_k" in m.data_source.data);
+  const figure = texts && models.find(m => (m.renderers || []).includes(texts));
+  if (!figure || !figure.inner_width || !texts.data_source.data.label.length) return null;
+  const spec = (v) => (v && typeof v === "object" && "value" in v) ? v.value : v;
+  const context = document.createElement("canvas").getContext("2d");
+  context.font = `${spec(texts.glyph.text_font_size)} ${spec(texts.glyph.text_font)}`;
+  const data = texts.data_source.data, x = figure.x_range, per = figure.inner_width / (x.end - x.start);
+  return Array.from(data.label, (label, i) => ({label, width: context.measureText(label).width,
+                                                cell: (data.right[i] - data.left[i]) * per}));
+}"""
+
+
+def map_numbers_fit(page):
+    """The map's numbers once drawn and fitted: (shown, all fit in their squares); None before it is drawn."""
+    cells = page.evaluate(MAP_NUMBERS_JS)
+    if cells is None:
+        return None
+    shown = [c for c in cells if c["label"]]
+    return len(shown), all(c["width"] + 2 <= c["cell"] for c in shown)
+
+
+# the trained models' grid (the squares of a source with a "variant" column): a square's size on the screen, and
+# where the square of `query` of the first model is
+GRID_JS = """(query) => {
+  const views = [];
+  const walk = (view) => { views.push(view); for (const child of (view.child_views ?? [])) walk(child); };
+  for (const root of window.Bokeh.index.roots) walk(root);
+  const squares = (r) => r.glyph && r.glyph.constructor.__name__ === "Rect" && "variant" in r.data_source.data;
+  const plot = views.find(v => v.model.renderers && v.model.renderers.some(squares));
+  const model = plot.model, r = model.renderers.find(squares), data = r.data_source.data;
+  const spec = (v) => (v && typeof v === "object" && "value" in v) ? v.value : v;
+  const queries = data.query ?? data.x, i = Array.from(queries).indexOf(query);     // (one row: x is the query)
+  const x = plot.frame.x_scale.compute(data.x[i]), y = plot.frame.y_scale.compute(model.y_range.synthetic(data.y[i]));
+  plot.el.scrollIntoView({block: "start"});                          // the square in the middle of the window
+  const main = document.getElementById("main"), top = plot.el.getBoundingClientRect().top;
+  const scroller = main && main.scrollHeight > main.clientHeight ? main : document.scrollingElement;
+  scroller.scrollBy(0, top + y - innerHeight / 2);
+  const box = plot.el.getBoundingClientRect();
+  const high = data.h ? data.h[i] : spec(r.glyph.height);
+  return {width: spec(r.glyph.width) * model.inner_width / (model.x_range.end - model.x_range.start),
+          height: high * model.inner_height / (model.y_range.end - model.y_range.start),
+          count: queries.length, variant: data.variant[i],
+          x: box.left + x, y: box.top + y};
+}"""
+
+
+def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, server):
+    """390×844: the accuracy map is drawn a third as wide as on a projector; its numbers never run into each other
+    (a square's number fits it, or no square has one); the trained models' grid wraps its 32 queries into rows of
+    squares of 24 px at least, and a tap on the last one takes that answer apart. On the projector: every number
+    there, one row of queries per model."""
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    try:
+        page = context.new_page()
+        page.goto(f"{server}{PAGE}?lang=en&task=128-32")
+        scroll_to_every_section(page)
+        page.wait_for_function(f"() => ({MAP_NUMBERS_JS})() !== null", timeout=120_000)
+        page.wait_for_timeout(1500)               # the page's script fits it to the column, the server its numbers
+        shown, fit = map_numbers_fit(page)
+        assert fit, page.evaluate(MAP_NUMBERS_JS)
+        grid = page.evaluate(GRID_JS, 32)
+        assert grid["width"] >= 24 and grid["height"] >= 24, grid
+        page.touchscreen.tap(grid["x"], grid["y"])
+        page.wait_for_function("() => /probe_query=32(&|$)/.test(window.location.search)", timeout=15_000)
+        assert f"probe={grid['variant']}" in page.url
+
+        page.set_viewport_size(PROJECTOR)
+        page.wait_for_timeout(1500)
+        shown, fit = map_numbers_fit(page)
+        assert fit and shown == len(page.evaluate(MAP_NUMBERS_JS)), page.evaluate(MAP_NUMBERS_JS)
+        grid = page.evaluate(GRID_JS, 32)
+        assert grid["height"] >= 24 and abs(grid["x"] - page.evaluate(GRID_JS, 1)["x"]) > 500, grid   # one row
+    finally:
+        context.close()

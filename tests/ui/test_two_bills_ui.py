@@ -1,7 +1,8 @@
 """Dashboard "Two bills" in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
-from first_screen import LEGEND_MARKERS_JS, WIDE, check_first_screen, scroll_to_every_section
+from first_screen import LEGEND_MARKERS_JS, PROJECTOR, WIDE, check_first_screen, scroll_to_every_section
+from layout import table_problems
 
 PAGE = "/two-bills"
 STATUS = re.compile(r"^Token \d+ (of|di) \d+")
@@ -164,3 +165,32 @@ def test_the_opening_marks_where_the_cache_passes_the_state(open_page):
     wait_for_canvas_text(page, "from token 33 the cache is bigger")            # marked ahead of the run
     wait_for_canvas_text(page, "from token 65 softmax does more per token")
     assert visit.errors == []
+
+
+def test_the_models_table_scrolls_in_its_own_box_on_a_phone(chromium, server):
+    """390×844: the table of every model is wider than the column: it scrolls sideways in a named region the
+    keyboard reaches, says so under it, and its rows stay a line or three high; on a projector it fits whole."""
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True,
+                                   locale="it-IT")
+    try:
+        page = context.new_page()
+        page.goto(f"{server}{PAGE}?lang=it")
+        scroll_to_every_section(page)
+        region = page.get_by_role("region", name="Il conto di ogni modello")
+        region.wait_for()
+        page.wait_for_timeout(1500)                                   # the page's script fits the column
+        assert table_problems(page) == []
+        hint = page.get_by_text("Scorri di lato per vedere tutte le colonne →")
+        assert hint.is_visible()
+        region.focus()
+        for _press in range(4):
+            page.keyboard.press("ArrowRight")                         # the keyboard scrolls it
+        page.wait_for_timeout(300)
+        assert region.evaluate("box => box.scrollLeft") > 50
+        page.set_viewport_size(PROJECTOR)
+        page.wait_for_timeout(1500)
+        assert table_problems(page) == []
+        assert not hint.is_visible()
+        assert region.evaluate("box => box.scrollWidth <= box.clientWidth + 1")     # whole: nothing to scroll
+    finally:
+        context.close()

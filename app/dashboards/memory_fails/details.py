@@ -7,7 +7,7 @@ import numpy as np
 import panel as pn
 
 from app.components.plots import number_format
-from app.components.text import Explanation
+from app.components.text import SCROLL_BOX_CSS, Explanation, scroll_box
 from app.dashboards.base import heading
 from app.dashboards.memory_fails.forensics import FADED, SIMILAR
 from app.dashboards.memory_fails.model import KEY_NAMES, RULE_NAMES
@@ -79,7 +79,8 @@ class ForensicsSection(pn.viewable.Viewer):
         self.status = pn.pane.HTML(stylesheets=[TABLE_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.pictures = [WritesPicture(n, current_language()) for n in (1, 2)]
         self.verdicts = [Explanation(session, width=470) for _n in (1, 2)]
-        self.tables = [pn.pane.HTML(stylesheets=[TABLE_CSS], width=470, margin=(0, 10)) for _n in (1, 2)]
+        self.tables = [pn.pane.HTML(stylesheets=[TABLE_CSS, SCROLL_BOX_CSS], width=470, margin=(0, 10))
+                       for _n in (1, 2)]
         store.param.watch(self._draw, ["forensics", "probing", "probe_failure"])
         self._draw()
 
@@ -107,7 +108,7 @@ class ForensicsSection(pn.viewable.Viewer):
                 tokens = [token_name(int(x)) for x in found.tokens]
                 picture.show(parts, judged, found.right, np.array(tokens))
                 verdict.elementare, verdict.superiore = verdict_texts(layer + 1, judged, tokens)
-                table.object = table_html(parts, judged, found.right, tokens)
+                table.object = table_html(parts, judged, found.right, tokens, layer + 1)
 
     def _status_html(self, found):
         fill = {"model": _(REGISTRY[found.variant].short), "q": found.query, "key": token_name(int(found.tokens[
@@ -153,9 +154,9 @@ def verdict_texts(layer, judged, tokens):
     return plain.format(**fill), formulas.format(**fill)
 
 
-def table_html(parts, judged, right, tokens):
-    """The right pair's writes and the largest others: the write (position and token), share, size, let
-    through, similarity."""
+def table_html(parts, judged, right, tokens, layer):
+    """Layer `layer`'s table of the right pair's writes and the largest others: the write (position and token),
+    share, size, let through, similarity; in a box that scrolls sideways on a phone."""
     header = [_("write"), _("share"), _("size"), _("let through"), _("similarity")]
     share, size = parts.share, parts.size
     rows = []
@@ -165,7 +166,8 @@ def table_html(parts, judged, right, tokens):
         rows.append('<tr class="%s">%s</tr>' % ("right" if i in right else "other",
                                                 "".join(f"<td>{html.escape(text)}</td>" for text in cells)))
     head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return scroll_box(table, _("Layer {n}: the largest parts of the answer").format(n=layer), fits=28)
 
 
 class MapSection(pn.viewable.Viewer):

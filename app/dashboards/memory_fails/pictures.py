@@ -3,6 +3,7 @@ models' answers, all Bokeh figures whose data sources are patched in place."""
 import html
 
 import numpy as np
+from bokeh.core.property.descriptors import UnsetValueError
 from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
                           TapTool)
 
@@ -136,31 +137,51 @@ class WeightsPicture:
         self.source.data = {"x": np.arange(1, W + 1), "top": weights, "color": colors}
 
 
+def drawn(figure, size, before):
+    """A figure's size as the browser last drew it (its `inner_width`, `outer_height` …), or `before` until then."""
+    try:
+        return getattr(figure, size)
+    except UnsetValueError:
+        return before
+
+
 class TrainedPicture:
     """Variants × queries: a cell per query, right or wrong, with the held-out accuracy beside (Bokeh,
     as the two share the variants' axis)."""
 
+    HEIGHT = 430                     # px: one row of squares per model
+    SQUARE = 24 / 0.92               # px of the axis per query: its square (0.92 of it) a fingertip's target, 24 px
+    MARGINS = (170, 90)              # px of the figure outside its frame (names, title, axis): before it is drawn
+
     def __init__(self, examples, on_pick):
-        self.cells = ColumnDataSource({"x": [], "y": [], "color": [], "mark": [], "key": [], "expected": [],
-                                       "predicted": [], "variant": []})
+        self.cells = ColumnDataSource({"x": [], "y": [], "h": [], "query": [], "color": [], "mark": [], "key": [],
+                                       "expected": [], "predicted": [], "variant": []})
         self.bars = ColumnDataSource({"y": [], "right": [], "label": []})
         self.names = [_(REGISTRY[v].short) for v in VARIANTS]
         y_range = FactorRange(*reversed(self.names))
-        self.grid = style_figure(new_figure(title=_("One example, query by query (click one)"), width=820, height=430,
-                                        x_range=Range1d(0.5, 1.5), y_range=y_range, tools="tap"),
+        self.grid = style_figure(new_figure(title=_("One example, query by query (click one)"), width=820,
+                                            height=self.HEIGHT, x_range=Range1d(0.5, 1.5), y_range=y_range,
+                                            tools="tap"),
                                  _("query, in the order asked"), "")
-        self.grid.rect(x="x", y="y", width=0.92, height=0.86, source=self.cells, fill_color="color",
-                       line_color=None, nonselection_fill_alpha=1.0, selection_fill_alpha=1.0)
-        self.picked = ColumnDataSource({"x": [], "y": []})             # the answer taken apart below
-        self.grid.rect(x="x", y="y", width=0.98, height=0.96, source=self.picked, fill_alpha=0, line_color=INK,
+        # a square's height is a column (the same for all), so that the selected and the other squares (glyphs
+        # of their own) follow the rows
+        self.grid.rect(x="x", y="y", width=0.92, height="h", source=self.cells, fill_color="color", line_color=None,
+                       nonselection_fill_alpha=1.0, selection_fill_alpha=1.0)
+        self.picked = ColumnDataSource({"x": [], "y": [], "h": []})        # the answer taken apart below
+        self.grid.rect(x="x", y="y", width=0.98, height="h", source=self.picked, fill_alpha=0, line_color=INK,
                        line_width=3)
+        self.example, self.chosen, self.rows, self.across = None, None, 1, None
+        # the browser says how wide it draws the grid (app/websocket.py lets it): a square narrower than a
+        # fingertip's target wraps the queries into rows
+        for size in ("inner_width", "outer_width"):
+            self.grid.on_change(size, lambda _attr, _old, _new: self.fit())
         self.grid.select_one(TapTool).behavior = "select"
         self._on_pick = on_pick
         self.cells.selected.on_change("indices", self.clicked)
         self.grid.text(x="x", y="y", text="mark", source=self.cells, text_align="center",
                        text_baseline="middle", text_color="white", text_font_size="11pt")
-        self.grid.add_tools(HoverTool(tooltips=[(_("key"), "@key"), (_("right value"), "@expected"),
-                                                (_("model's answer"), "@predicted")]))
+        self.grid.add_tools(HoverTool(tooltips=[(_("query"), "@query"), (_("key"), "@key"),
+                                                (_("right value"), "@expected"), (_("model's answer"), "@predicted")]))
         self.grid.yaxis.major_label_text_font_size = LABEL_SIZE
         self.accuracy = style_figure(new_figure(title=_("Right, over {n} examples").format(n=examples),
                                             width=480, height=430, x_range=Range1d(0, 1.3), y_range=y_range),
@@ -173,33 +194,74 @@ class TrainedPicture:
         self.accuracy.xaxis.ticker = FixedTicker(ticks=[0, 0.25, 0.5, 0.75, 1])   # the room past 1 is for labels
 
     def show(self, example):
-        xs, ys, colors, marks, keys, expected, predicted, variants = [], [], [], [], [], [], [], []
+        self.example = example
         K = len(example.positions)
-        for variant, name in zip(VARIANTS, self.names):
-            if variant not in example.predicted:
-                continue
+        models = [(variant, name) for variant, name in zip(VARIANTS, self.names) if variant in example.predicted]
+        rows, across = self._rows(K)
+        columns = {name: [] for name in self.cells.data}
+        for variant, name in models:
             for i, (position, want, got) in enumerate(zip(example.positions, example.expected,
                                                           example.predicted[variant])):
-                xs.append(i + 1)
-                ys.append(name)
-                colors.append(RIGHT if got == want else WRONG)
-                marks.append("" if K > 40 else ("✓" if got == want else "✗"))
-                keys.append(int(example.tokens[position]))
-                expected.append(int(want))
-                predicted.append(int(got))
-                variants.append(variant)
-        self.grid.x_range.update(start=0.5, end=K + 0.5)
-        self.cells.data = {"x": xs, "y": ys, "color": colors, "mark": marks, "key": keys, "expected": expected,
-                           "predicted": predicted, "variant": variants}
+                columns["x"].append(i % across + 1)
+                columns["y"].append(self._where(name, i // across, rows))
+                columns["h"].append(0.86 * self._band(rows) / rows)
+                columns["query"].append(i + 1)
+                columns["color"].append(RIGHT if got == want else WRONG)
+                columns["mark"].append("" if K > 40 else ("✓" if got == want else "✗"))
+                columns["key"].append(int(example.tokens[position]))
+                columns["expected"].append(int(want))
+                columns["predicted"].append(int(got))
+                columns["variant"].append(variant)
+        self.rows, self.across = rows, across
+        # each row of squares at least as high as wide: the figure grows with the rows
+        margin = drawn(self.grid, "outer_height", self.HEIGHT) - drawn(self.grid, "inner_height",
+                                                                        self.HEIGHT - self.MARGINS[1])
+        height = round(margin + len(models) * rows * self.SQUARE * 0.92 / 0.86 / self._band(rows) + 1)
+        self.grid.update(height=max(self.HEIGHT, height))
+        self.grid.xaxis.axis_label = (_("query, in the order asked") if rows == 1 else
+                                      _("query, in the order asked, {n} to a row").format(n=across))
+        self.grid.x_range.update(start=0.5, end=across + 0.5)
+        self.cells.data = columns
+        if self.chosen is not None:
+            self.show_picked(*self.chosen)
+
+    def _rows(self, K):
+        """(rows, queries to a row) for K queries. Drawn narrower than its width (a phone, a tablet): as many to a
+        row as squares of 24 px fit across, the rows of a model in its band; at its width (a projector, a mouse),
+        one row per model, as designed."""
+        if drawn(self.grid, "outer_width", self.grid.width) >= self.grid.width - 1:
+            return 1, K
+        fit = max(1, int(drawn(self.grid, "inner_width", self.grid.width - self.MARGINS[0]) // self.SQUARE))
+        rows = -(-K // fit)
+        return rows, -(-K // rows)                                       # the rows as even as they can be
+
+    def fit(self):
+        """The grid again if the width the browser draws it at wants another number of rows."""
+        if self.example is not None and self._rows(len(self.example.positions)) != (self.rows, self.across):
+            self.show(self.example)
+
+    @staticmethod
+    def _band(rows):
+        """The share of a model's place on the axis its rows take: the rest parts it from the next model."""
+        return 1 if rows == 1 else 0.88
+
+    @classmethod
+    def _where(cls, name, row, rows):
+        """A query's place on the models' axis: its model's place, or a row of it (the first one on top)."""
+        band = cls._band(rows)
+        return name if rows == 1 else (name, band * (0.5 - (row + 0.5) / rows))
 
     def clicked(self, _attr, _old, new):
         if new:
             data = self.cells.data
-            self._on_pick(data["variant"][new[0]], int(data["x"][new[0]]))
+            self._on_pick(data["variant"][new[0]], int(data["query"][new[0]]))
 
     def show_picked(self, variant, query):
+        self.chosen = (variant, query)
         name = self.names[list(VARIANTS).index(variant)]
-        self.picked.data = {"x": [query], "y": [name]}
+        across = self.across or query
+        self.picked.data = {"x": [(query - 1) % across + 1], "y": [self._where(name, (query - 1) // across, self.rows)],
+                            "h": [0.96 * self._band(self.rows) / self.rows]}
 
     def show_accuracy(self, accuracy):
         names = [name for variant, name in zip(VARIANTS, self.names) if variant in accuracy]
@@ -262,10 +324,30 @@ class WritesPicture:
             span.location = position
 
 
+# a number in a square of the accuracy map: the largest of these type sizes (px) at which every number fits its
+# square, as wide as the browser draws the map (a phone's is a third of a projector's); none fits: no numbers
+# (the colours, the colour bar, the hover and the numbers view still tell them)
+CELL_FONTS = (11 * 4 / 3, 10 * 4 / 3, 9 * 4 / 3)
+DIGIT_EM = 0.58                      # a digit's width in ems of Bokeh's sans-serif (Helvetica, Arial: 0.556)
+CELL_PADDING = 2                     # px of the square left around its number
+
+
+def cell_font(labels, cell_widths):
+    """The type size (px) at which every label fits its cell (`cell_widths` in px), or None."""
+    longest = [len(label) * DIGIT_EM for label in labels]
+    for font in CELL_FONTS:
+        if all(em * font + CELL_PADDING <= width for em, width in zip(longest, cell_widths)):
+            return font
+    return None
+
+
 class AccuracyMap:
     """Answers right over d_k (rows) and N (columns at N/d_k, so that N = d_k is one vertical line)."""
 
+    FRAME_MARGIN = 170               # px of the figure outside its frame (axis, colour bar): before it is drawn
+
     def __init__(self):
+        self.numbers = []                                    # every square's number, shown or not
         self.cells = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "accuracy": [], "x": [],
                                        "y": [], "label": [], "ink": [], "d_k": [], "pairs": []})
         self.mapper = LinearColorMapper(palette=list(reversed(PALETTE)), low=0, high=1)   # red wrong, blue right
@@ -274,8 +356,10 @@ class AccuracyMap:
                                    _("pairs per number of a key, N / d_k"), _("numbers in a key, d_k"))
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
                          fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
-        self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center", text_baseline="middle",
-                         text_color="ink", text_font_size="11pt")
+        self.texts = self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center",
+                                      text_baseline="middle", text_color="ink", text_font_size="11pt")
+        # the browser says how wide it draws the map (app/websocket.py lets it): the numbers are fitted to it
+        self.figure.on_change("inner_width", lambda _attr, _old, _new: self.fit_numbers())
         self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
         self.chosen = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.chosen,
@@ -286,7 +370,7 @@ class AccuracyMap:
         self.figure.add_layout(colour_bar(self.mapper), "right")
 
     def show(self, capacity_map, d_k, pairs):
-        columns = {name: [] for name in self.cells.data}
+        columns, numbers = {name: [] for name in self.cells.data}, []
         top_ratio = 1.0
         for row, (size, row_pairs, accuracy) in enumerate(zip(capacity_map["d_k"], capacity_map["pairs"],
                                                               capacity_map["accuracy"])):
@@ -302,13 +386,34 @@ class AccuracyMap:
                 columns["accuracy"].append(float(right))
                 columns["x"].append((edges[j] + edges[j + 1]) / 2)
                 columns["y"].append(row)
-                columns["label"].append(format_number(round(100 * float(right)), 0))
+                numbers.append(format_number(round(100 * float(right)), 0))
                 columns["ink"].append("white" if abs(right - 0.5) > 0.3 else INK)
                 columns["d_k"].append(int(size))
                 columns["pairs"].append(int(N))
+        self.figure.x_range.update(start=0, end=top_ratio)
+        self.numbers = numbers
+        columns["label"] = self._labels(columns)
         self.cells.data = columns
         self.figure.yaxis.major_label_overrides = {row: str(size) for row, size in enumerate(capacity_map["d_k"])}
-        self.figure.x_range.update(start=0, end=top_ratio)
         row = [i for i, size in enumerate(columns["d_k"]) if size == d_k]           # the page's d_k and N:
         chosen = min(row, key=lambda i: abs(columns["pairs"][i] - pairs))           # the nearest column
         self.chosen.data = {name: [columns[name][chosen]] for name in ("left", "right", "bottom", "top")}
+
+    def fit_numbers(self):
+        """Each square's number at the largest type size that fits every square as wide as the map is drawn,
+        or none."""
+        labels = self._labels(self.cells.data)
+        if list(self.cells.data["label"]) != labels:
+            self.cells.data = dict(self.cells.data, label=labels)
+
+    def _labels(self, columns):
+        """The squares' numbers as they fit (their type size set on the text glyph), or empty ones."""
+        x = self.figure.x_range
+        frame = drawn(self.figure, "inner_width", self.figure.width - self.FRAME_MARGIN)
+        per_unit = frame / max(x.end - x.start, 1e-9)
+        widths = [(right - left) * per_unit for left, right in zip(columns["left"], columns["right"])]
+        font = cell_font(self.numbers, widths)
+        if font is None:
+            return [""] * len(self.numbers)
+        self.texts.glyph.text_font_size = f"{font:.2f}px"
+        return list(self.numbers)

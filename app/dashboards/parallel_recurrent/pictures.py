@@ -10,6 +10,7 @@ from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, HoverTool, Le
 from bokeh.palettes import Viridis256
 
 from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, new_figure, style_figure
+from app.components.text import SCROLL_BOX_CSS, scroll_box
 from app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
 from app.i18n import N_, _, format_number
 
@@ -18,7 +19,7 @@ FORM_MARKERS = {"recurrent": "circle", "parallel": "square", "chunked": "triangl
 FORM_NAMES = {"recurrent": N_("recurrent"), "parallel": N_("parallel"), "chunked": N_("chunked")}
 
 TABLE_CSS = """
-:host { font-size: calc(16px * var(--lineare-scale, 1)); color: #1f2933; max-width: 100%; overflow-x: auto; }
+:host { font-size: calc(16px * var(--lineare-scale, 1)); color: #1f2933; max-width: 100%; }
 table { border-collapse: collapse; margin: 4px 0 8px 0; }
 th, td { padding: 4px 8px; border-bottom: 1px solid #d9e2ec; text-align: right; white-space: nowrap; }
 th { background: #f0f4f8; font-weight: 600; }
@@ -27,7 +28,7 @@ td.pair, th.pair { text-align: left; }
 caption { caption-side: top; text-align: left; font-weight: 700; padding-bottom: 4px; font-size: 17px; }
 p.verdict { font-size: 18px; margin: 6px 0; }
 p.legend { color: #52606d; margin: 0 0 6px 0; }
-"""
+""" + SCROLL_BOX_CSS                                        # the table scrolls sideways in its own box on a phone
 
 
 class MaskPicture:
@@ -149,7 +150,7 @@ def comparison_table(comparison):
         pair = f"{_(FORM_NAMES[a])} ↔ {_(FORM_NAMES[b])}"
         rows.append(f'<tr><td class="pair">{html.escape(pair)}</td>'
                     + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
-    caption = html.escape(_("How far apart the three answers are"))
+    title = _("How far apart the three answers are")
     worst = {dtype: max(comparison.errors[dtype, pair][1] for pair in PAIRS) for dtype in DTYPES}
     digits = {dtype: max(0, math.floor(-math.log10(max(worst[dtype], 1e-300)))) for dtype in DTYPES}
     verdict = _("They agree to about {digits32} significant digits in float32 and {digits64} in float64: "
@@ -158,7 +159,8 @@ def comparison_table(comparison):
     legend = _("Largest: the biggest difference between the two answers, over every token and number. "
                "Relative: the typical difference divided by the typical size of the answer.")
     size = _("For scale: the outputs themselves reach {peak}.").format(peak=format_number(comparison.peak, 2))
-    return (f"<table><caption>{caption}</caption>{head}{''.join(rows)}</table>"
+    table = f"<table><caption>{html.escape(title)}</caption>{head}{''.join(rows)}</table>"
+    return (scroll_box(table, title, fits=34) +
             f'<p class="legend">{html.escape(legend)} {html.escape(size)}</p>'
             f'<p class="verdict">{html.escape(verdict)}</p>')
 

@@ -6,7 +6,7 @@ import numpy as np
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d
 
 from app.components.plots import PALETTE, TICK_SIZE, number_format, new_figure, style_figure
-from app.components.text import inline_html
+from app.components.text import SCROLL_BOX_CSS, inline_html, scroll_box
 from app.i18n import _, current_language, ngettext
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
 
@@ -119,9 +119,9 @@ tr.near td.name { box-shadow: inset 6px 0 0 #9fb3c8; }
 tr.near .mark { color: #52606d; }
 math { font-size: 1em; }
 /* below a projector's column the five columns' formulas would run over each other: the table keeps the width they
-   need and scrolls in its own box (the page's script makes that box keyboard-scrollable) */
+   need and scrolls in its own box, a named region the keyboard can scroll */
 @media (max-width: 1100px) { table.wide { min-width: 960px; } }
-"""
+""" + SCROLL_BOX_CSS
 
 
 def table_html(found, superiore):
@@ -155,5 +155,7 @@ def _table_html(found, superiore, _language):
     shares = (11, 20, 17, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
     widths = "".join(f'<col style="width: {share}%">' for share in shares)
     wide = ' class="wide"' if len(columns) == 5 else ""
-    return (f"<table{wide}><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>"
-            f"<tbody>{''.join(rows)}</tbody></table>")
+    table = (f"<table{wide}><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>"
+             f"<tbody>{''.join(rows)}</tbody></table>")
+    # 960 px under a 1,100 px window: "scroll sideways" under a column narrower than that (ems of 17 px)
+    return scroll_box(table, _("The family in one table"), fits=56.5 if wide else 0, one_line=False)

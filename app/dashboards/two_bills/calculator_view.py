@@ -6,7 +6,7 @@ import panel as pn
 import param
 
 from app.components.controls import sidebar_label
-from app.components.text import Explanation
+from app.components.text import SCROLL_BOX_CSS, Explanation, scroll_box
 from app.dashboards.base import heading
 from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
 from app.dashboards.two_bills.model import format_bytes, format_power, significant
@@ -49,7 +49,7 @@ class CalculatorView(pn.viewable.Viewer):
             width=340)
         self.results = status_pane(margin=(4, 10))
         self.chart = MemoryChart(store, language)
-        self.table = status_pane(margin=(4, 10))
+        self.table = status_pane(SCROLL_BOX_CSS, margin=(4, 10))
         self.explanation = Explanation(
             session,
             elementare=_("A real model pays the same two bills in every layer and every head. Pick a model or "
@@ -161,13 +161,14 @@ class CalculatorView(pn.viewable.Viewer):
             rows.append(f"<tr{current}><td><b>{html.escape(model.name)}</b></td><td>{html.escape(what)}</td>"
                         f'<td class="num">{html.escape(format_bytes(keeps))}</td>'
                         f'<td class="num">{html.escape(format_bytes(model.parameters * b))}</td>'
-                        f"<td>{html.escape(shape)}</td>"
-                        f'<td class="source">{html.escape(model.source)}</td></tr>')
+                        f'<td class="wrap">{html.escape(shape)}</td>'
+                        f'<td class="source wrap">{html.escape(model.source)}</td></tr>')
         header = (_("Model"), _("Keeps while generating"),
                   _("at {n} tokens ({dtype})").format(n=format_number(n), dtype=store.dtype), _("Weights"),
                   _("Shape"), _("Source"))
         head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        return scroll_box(table, _("Every model's bill"), fits=62)
 
 
 def _notch(context):

@@ -44,8 +44,8 @@ def bill_html(kind, what, amount, how, badge=""):
             f'<div class="amount">{html.escape(amount)}</div><div class="how">{html.escape(how)}</div></div>')
 
 
-def status_pane(**params):
-    return pn.pane.HTML(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", **params)
+def status_pane(*stylesheets, **params):
+    return pn.pane.HTML(stylesheets=[STATUS_CSS, *stylesheets], sizing_mode="stretch_width", **params)
 
 
 class HistoryChart:
