@@ -5,19 +5,19 @@ import types
 from tests.italian_pages import model_texts, visible
 
 
-def memory_fails_page():
-    """A session's document of /memory-fails as the server builds it (no section opened)."""
+def page_document(slug, arguments=None):
+    """A session's document of the page `slug` as the server builds it (no section opened)."""
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
     from app.shell import page
 
     doc = Document()
-    request = types.SimpleNamespace(arguments={"lang": [b"en"]}, headers={}, cookies={})
+    request = types.SimpleNamespace(arguments={"lang": [b"en"], **(arguments or {})}, headers={}, cookies={})
     context = types.SimpleNamespace(request=request, id="later", server_context=None)
     doc._session_context = lambda: context
     with set_curdoc(doc):
-        template = page("memory-fails")()
+        template = page(slug)()
         template.server_doc(doc)
     return doc, template
 
@@ -33,7 +33,7 @@ def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near()
     from app.components.access import WIDGET_FOCUS_CSS
     from app.components.later import Near, build_all
 
-    doc, template = memory_fails_page()
+    doc, template = page_document("memory-fails")
     before = len(doc.models)
     assert "One query taken apart" in texts(doc)                   # the sections above: built with the page
     assert "One trained answer taken apart" not in texts(doc)
@@ -53,3 +53,37 @@ def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near()
     assert not list(template.main[0].select(Near))                 # the markers gave their place to the sections
     sliders = [w for w in template.main[0].select(pn.widgets.FloatSlider) if "α" in w.label]
     assert sliders and all(WIDGET_FOCUS_CSS in w.stylesheets for w in sliders)   # the frame's focus ring, too
+
+
+def figures(doc):
+    from bokeh.models import Plot
+
+    return [model for model in doc.models if isinstance(model, Plot)]
+
+
+def test_parallel_recurrent_makes_its_lower_sections_and_their_pictures_when_scrolled_to():
+    """The difference strip and table, the mask, the cost: neither their panes nor their pictures are made
+    with the page (a section put off with its pictures made anyway would save nothing)."""
+    from panel.io.state import set_curdoc
+
+    from app.components.later import SECTIONS, Near
+
+    doc, template = page_document("parallel-recurrent")
+    assert len(figures(doc)) == 3                                  # the three strips of the first screen
+    assert "The mask and the chunks" in texts(doc)                  # the headings stay with the page
+    assert "How far apart the three answers are" not in texts(doc)
+    markers = list(template.main[0].select(Near))
+    laters = vars(doc)[SECTIONS]
+    assert len(markers) == 3 and not any(later._section for later in laters)
+
+    for marker, count, text in zip(markers, (4, 5, 7), ("How far apart the three answers are",
+                                                        "RetNet fades every step by the same fixed factor",
+                                                        "Not measured yet for RetNet, chunks of 16.")):
+        assert text not in texts(doc)
+        with set_curdoc(doc):
+            marker.seen = True                                     # scrolled near
+        assert len(figures(doc)) == count and text in texts(doc)   # one section and its pictures, no more
+    difference, mask, cost = (later.section() for later in laters)
+    shown = {figure.id for figure in figures(doc)}
+    assert {difference.difference.figure.id, mask.picture.figure.id, cost.cost_picture.figure.id} <= shown
+    assert not list(template.main[0].select(Near))
