@@ -22,7 +22,7 @@ from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
 # the heights of the sections below the first screen at 1366×768, held by their markers until they are made
-DIFFERENCE_HEIGHT, MASK_HEIGHT, COST_HEIGHT = 400, 600, 700
+DIFFERENCE_HEIGHT, MASK_HEIGHT, COST_HEIGHT = 500, 860, 830
 
 
 def in_section(index, name):
