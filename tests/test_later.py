@@ -87,3 +87,40 @@ def test_parallel_recurrent_makes_its_lower_sections_and_their_pictures_when_scr
     shown = {figure.id for figure in figures(doc)}
     assert {difference.difference.figure.id, mask.picture.figure.id, cost.cost_picture.figure.id} <= shown
     assert not list(template.main[0].select(Near))
+
+
+def test_the_state_pages_second_row_of_pictures_is_made_when_scrolled_to_and_gets_the_run():
+    """Each head's second row (how the change is made: the write, what fades, what is kept, the correction) is
+    made when its marker comes near the window; then the run already sent goes to its pictures and the player
+    is told of it, so that the browser draws them at the frame it shows (the server does not know it)."""
+    from panel.io.state import set_curdoc
+
+    from app.components.later import Near
+    from app.components.player import Player
+
+    doc, template = page_document("state", {"variant": [b"deltanet"], "preset": [b"crowd"], "heads": [b"2"],
+                                            "t": [b"4"]})
+    player = next(iter(template.main[0].select(Player)))
+    updates = lambda part: [m for m in doc.models if m.tags[:1] == ["lineare-update"] and m.tags[5] == part]
+    writes = lambda: [m for m in doc.models if m.tags[:1] == ["lineare-outer"]]
+    assert len(figures(doc)) == 2 * 3                              # per head: the memory, its change, the answer
+    assert "What fades or is erased" not in texts(doc) and updates("removed") == [] and writes() == []
+    markers = list(template.main[0].select(Near))
+    assert len(markers) == 2
+    runs = player.run
+
+    with set_curdoc(doc):
+        markers[0].seen = True                                     # head 1's second row scrolled near
+    assert len(figures(doc)) == 2 * 3 + 4                          # the spectrum, what fades, the write, the correction
+    assert "What fades or is erased" in texts(doc)
+    removed, = updates("removed")
+    change = next(m for m in updates("change") if m.id == removed.tags[6])           # its transition: head 1's change
+    assert len(removed.data["image"]) == 1 and change.data["diag"] is not None
+    write, = writes()
+    length = player.length
+    assert length > 4 and len(write.data["u"][0]) == length * 16   # every frame of the run, as its two vectors
+    assert player.run == runs + 1 and player.jump == -1            # the browser redraws its own frame
+
+    with set_curdoc(doc):
+        markers[1].seen = True
+    assert len(figures(doc)) == 2 * (3 + 4) and len(writes()) == 2 and player.run == runs + 2
