@@ -56,9 +56,9 @@ CHANGE = {
 }
 LINE = 30                                   # characters of LaTeX that fit one line of the card
 FIRST_ROW = 3                               # the memory, its whole change and the answer: the first screen
-# the height of the second row at 1366×768 (a head with its explanations, and one without), held by its
-# marker until the visitor scrolls near it
-SECOND_ROW_HEIGHT = {True: 560, False: 290}
+# the second row's height at 1366×768, held by its marker until the visitor scrolls near it: three cards to a
+# line, each line about this tall with the explanations under the cards (True) and without (measured)
+LINE_HEIGHT, CARDS_PER_LINE = {True: 450, False: 245}, 3
 
 
 def change_formula(variant):
@@ -201,6 +201,12 @@ class HeadPanel:
         self.notes_shown = shown                    # the cards made later too
         for note in self.notes:
             note.visible = shown
+        self._size_second_row()
+
+    def _size_second_row(self):
+        if self.rest is not None:
+            lines = -(-len(self.second) // CARDS_PER_LINE)
+            self.rest.resize(lines * LINE_HEIGHT[self.explain and self.notes_shown])
 
     def configure(self, variant, length):
         """Choose the cards for `variant` and size them for a run of `length` tokens."""
@@ -222,7 +228,8 @@ class HeadPanel:
         cards, self.second = [self.card(n) for n in names[:FIRST_ROW]], names[FIRST_ROW:]
         if self.second:
             if self.rest is None:
-                self.rest = Later(self._make_second_row, height=SECOND_ROW_HEIGHT[self.explain])
+                self.rest = Later(self._make_second_row)
+            self._size_second_row()
             if self.second_row is not None:
                 self.second_row.objects = [self.card(n) for n in self.second]
             cards.append(self.rest.__panel__())
@@ -237,10 +244,9 @@ class HeadPanel:
         the player redraws the frame it shows (the server does not know which: the browser steps alone)."""
         self.second_row = pn.FlexBox(*[self.card(n) for n in self.second], sizing_mode="stretch_width", margin=0)
         if self.run is not None:
-            with pn.io.hold():
-                self._show_second_row(*self.run)
-                if self.player is not None:
-                    self.player.new_run(self.player.length)
+            self._show_second_row(*self.run)
+            if self.player is not None:
+                self.player.new_run(self.player.length)
         return self.second_row
 
     def shown(self):
