@@ -124,3 +124,28 @@ def test_the_state_pages_second_row_of_pictures_is_made_when_scrolled_to_and_get
     with set_curdoc(doc):
         markers[1].seen = True
     assert len(figures(doc)) == 2 * (3 + 4) and len(writes()) == 2 and player.run == runs + 2
+
+
+def test_two_bills_makes_its_measured_times_when_scrolled_to_and_sends_them_the_run():
+    """The time per token and the visit's runs: made with their pictures when scrolled to, then given the run on
+    the page, and the player told to draw the browser's own frame again."""
+    from bokeh.models import ColumnDataSource
+    from panel.io.state import set_curdoc
+
+    from app.components.later import Near
+    from app.components.player import Player
+
+    doc, template = page_document("two-bills", {"tokens": [b"16"], "t": [b"3"]})
+    player = next(iter(template.main[0].select(Player)))
+    assert len(figures(doc)) == 2                                  # the two bills: memory and work
+    assert "How long this server took for each new word" not in texts(doc)
+    measured, _calculator = template.main[0].select(Near)
+    runs = player.run
+    before = {m.id for m in doc.models if isinstance(m, ColumnDataSource)}
+
+    with set_curdoc(doc):
+        measured.seen = True
+    assert len(figures(doc)) == 4 and "How long this server took for each new word" in texts(doc)
+    lines = {m.id for m in doc.models if isinstance(m, ColumnDataSource) and len(m.data.get("y_all", [])) == 16}
+    assert len(lines - before) == 2                                # the times' medians, every token of the run
+    assert player.run == runs + 1 and player.jump == -1           # the browser redraws its own frame

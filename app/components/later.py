@@ -53,6 +53,10 @@ class Later(pn.viewable.Viewer):
         if doc is not None:
             vars(doc).setdefault(SECTIONS, []).append(self)
 
+    @property
+    def made(self):
+        return self._section is not None
+
     def resize(self, height):
         """The marker's height, until the section is made (a section whose size depends on the settings)."""
         if self._section is None:
