@@ -23,7 +23,8 @@ from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
 from app.variants import REGISTRY
 
-MEASURED_HEIGHT = 700            # the measured times' height at 1366×768, held by their marker until they are made
+# the heights at 1366×768 of the sections below the first screen, held by their markers until they are made
+MEASURED_HEIGHT, CALCULATOR_HEIGHT = 700, 2330
 
 
 class TwoBillsView(DashboardView):
@@ -40,7 +41,8 @@ class TwoBillsView(DashboardView):
         session.add_notices("url", notices)
         self.generation = GenerationView(store=self.store, session=session)
         # below the first screen: made when the visitor scrolls near it (a fifth of the page's models)
-        self._calculator = Later(lambda: CalculatorView(store=calculator, session=session), height=1100)
+        self._calculator = Later(lambda: CalculatorView(store=calculator, session=session),
+                                 height=CALCULATOR_HEIGHT)
         self.papers = papers(session)
         self.intro = Explanation(
             session,
