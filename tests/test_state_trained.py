@@ -95,7 +95,10 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     frames = picture.run_codes()                         # the run: each frame's change, added up as the browser does
     assert len(frames) == 64
     np.testing.assert_array_equal(frames[20], quantize(store.trained.layers[1][20].state[0, 0], picture.scale.high))
-    assert {"state", "change", "spectrum", "removed", "write", "delta", "readout"} <= set(view.shown_panels[0][1].cards)
+    panel = view.shown_panels[0][1]
+    assert set(panel.cards) == {"state", "change", "readout"}        # the second row: when scrolled to
+    panel.rest.section()
+    assert {"state", "change", "spectrum", "removed", "write", "delta", "readout"} <= set(panel.cards)
     store.layer = "both"
     assert [l for l, _panel in view.shown_panels] == [0, 1]
     frames = picture.run_codes()

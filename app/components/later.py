@@ -53,13 +53,25 @@ class Later(pn.viewable.Viewer):
         if doc is not None:
             vars(doc).setdefault(SECTIONS, []).append(self)
 
+    @property
+    def made(self):
+        return self._section is not None
+
+    def resize(self, height):
+        """The marker's height, until the section is made (a section whose size depends on the settings)."""
+        if self._section is None:
+            self._column.objects[0].height = height
+
     def section(self):
         if self._section is None:
-            self._section = self._make()
-            finish = getattr(self._doc(), FINISH, None)
-            if finish is not None:
-                finish(self._section)
-            self._column.objects = [self._section]
+            # one message to the browser: the section, and what making it changed elsewhere (a player told
+            # to draw its frame again finds the section's pictures there)
+            with pn.io.hold():
+                self._section = self._make()
+                finish = getattr(self._doc(), FINISH, None)
+                if finish is not None:
+                    finish(self._section)
+                self._column.objects = [self._section]
         return self._section
 
     def __panel__(self):

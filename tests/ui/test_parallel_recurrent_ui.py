@@ -1,7 +1,7 @@
 """The "Parallel = recurrent" page in a real browser against a real server (fixtures in conftest.py)."""
 import re
 
-from first_screen import WIDE, check_first_screen
+from first_screen import WIDE, check_first_screen, scroll_to_every_section
 
 PAGE = "/parallel-recurrent"
 MASK, COUNT, COST = 4, 5, 6
@@ -13,7 +13,7 @@ COUNTED = """() => [...Bokeh.documents[0].all_models].filter(m => m.data && 'cou
 
 def figure(page, index):
     """A screenshot of one Bokeh picture: 0–2 the outputs (recurrent, chunked, parallel), 3 the difference,
-    4 the mask, 5 the counted cost, 6 the measured cost."""
+    4 the mask, 5 the counted cost, 6 the measured cost (3–6 once their sections are scrolled to)."""
     return page.locator(".bk-Figure").nth(index).screenshot()
 
 
@@ -35,6 +35,7 @@ def test_loads_offline_switches_level_and_language(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&level=elementare")
     page.get_by_role("heading", name="Parallel = recurrent").wait_for()
+    scroll_to_every_section(page)
     page.get_by_text("How far apart the three answers are").wait_for()
     assert page.locator(".bk-Figure").count() == 7
     assert page.locator("math").count() == 0                       # plain words only
@@ -48,6 +49,7 @@ def test_loads_offline_switches_level_and_language(open_page):
 
     page.get_by_role("button", name="Italiano").click()             # reloads with ?lang=it
     page.get_by_role("heading", name="Parallelo = ricorrente").wait_for()
+    scroll_to_every_section(page)
     page.get_by_text("Quanto distano le tre risposte").wait_for()
     texts = " ".join(visit.text())
     assert "Stesso ingresso, tre forme" in texts and "Same input, three forms" not in texts
@@ -60,6 +62,7 @@ def test_loads_offline_switches_level_and_language(open_page):
 def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&T=64")
+    scroll_to_every_section(page)
     page.get_by_text("Not measured yet for RetNet, chunks of 16.").wait_for()
     assert page.evaluate(COUNTED) == [11, 11, 11]           # the counted cost is drawn before any press
     mask, cost = figure(page, MASK), figure(page, COST)
@@ -80,6 +83,7 @@ def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
 def test_a_link_reopens_the_same_view(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&variant=gla&T=100&chunk=8&channel=5&seed=7&alpha=0.8&level=superiore")
+    scroll_to_every_section(page)
     page.get_by_text("GLA fades each key channel at its own speed", exact=False).wait_for()
     assert page.locator("select").first.input_value() == "GLA"
     texts = visit.text()
@@ -90,6 +94,7 @@ def test_a_link_reopens_the_same_view(open_page):
     wait_for_url(page, "chunk=64")
     page.reload()                                                    # … and comes back with it
     page.locator('nav a[aria-current="page"]').wait_for()
+    scroll_to_every_section(page)
     page.get_by_text("GLA fades each key channel at its own speed", exact=False).wait_for()
     for part in ("variant=gla", "T=100", "chunk=64", "channel=5", "seed=7", "alpha=0.8", "level=superiore"):
         assert part in page.url, part
@@ -109,6 +114,7 @@ def test_malformed_url_values_give_notices_and_defaults(open_page):
         assert f"“{key}”" in texts, key
     assert "<b>" in texts                                            # shown as text, never as markup
     assert page.locator("select").first.input_value() == "RetNet"
+    scroll_to_every_section(page)
     page.get_by_text("Not measured yet for RetNet, chunks of 16.").wait_for()
     assert after(visit.text(), "Sequence length T:") == "256"
     for part in ("variant=retnet", "T=256", "chunk=16", "channel=0", "seed=0", "cost=false"):

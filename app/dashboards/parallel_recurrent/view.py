@@ -7,6 +7,7 @@ import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
 from app.components.controls import sidebar_label
+from app.components.later import Later
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -20,6 +21,13 @@ from app.i18n import _, browser_locale, format_number, ngettext
 from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
+# the heights of the sections below the first screen at 1366×768, held by their markers until they are made
+DIFFERENCE_HEIGHT, MASK_HEIGHT, COST_HEIGHT = 500, 860, 830
+
+
+def in_section(index, name):
+    """The attribute `name` of the view's lower section `index` (`FormsView.lower`), that section made first."""
+    return property(lambda view: getattr(view.lower[index].section(), name))
 
 
 class FormsView(DashboardView):
@@ -77,12 +85,8 @@ class FormsView(DashboardView):
             for form in ("recurrent", "chunked", "parallel")}
         for picture in self.output_pictures.values():        # titles that follow the step, in the browser
             picture.figure.title = Title(text="", text_font_size=TITLE_SIZE, syncable=False)
-        self.difference = MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
-                                        width=630, height=175, value_label="Δ")
-        for picture in (*self.output_pictures.values(), self.difference):
+        for picture in self.output_pictures.values():
             picture.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
-        self.difference.figure.select_one(ColorBar).formatter = powers_of_ten()
-        self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], margin=(4, 10))      # as wide as its 16 px table
         self.outputs_text = outputs_text = Explanation(
             session, width=330,
             elementare=_("Each strip is what one way answers: one column per word, one row (channel) per "
@@ -94,80 +98,19 @@ class FormsView(DashboardView):
         strips = pn.Column(*[pn.Column(pn.pane.Bokeh(picture.figure), margin=(0, 0, 2, 0), css_classes=["main-picture"])
                              for picture in self.output_pictures.values()])
         self.strips_section = pn.FlexBox(strips, outputs_text, sizing_mode="stretch_width")
-        self.outputs_section = pn.FlexBox(pn.pane.Bokeh(self.difference.figure, margin=(8, 12, 0, 0)), self.table,
-                                          sizing_mode="stretch_width")
 
-        # 2. the decay mask and the chunks
-        self.mask_picture = MaskPicture(_("Decay mask L of the parallel form"))
-        self.mask_note = pn.pane.HTML(stylesheets=[TEXT_CSS], width=500, margin=(4, 10))
-        mask_text = Explanation(
-            session, width=500,
-            elementare=_("Row t, column j: how much word j still counts when the model answers at word "
-                         "t. Yellow: fully; dark: faded away; grey: the future, never looked at.\n\n"
-                         "The **outlined squares** are the chunks: what is inside a square is computed all at "
-                         "once, like the parallel way. The **hatched part** below them is never built as "
-                         "a table: it reaches later chunks through the small summary passed along, like the "
-                         "recurrent way. The parallel way builds the whole triangle."),
-            superiore=_("$L_{tj} = \\exp(G_t - G_j)$ for $j \\le t$, with $G_t = \\sum_{s \\le t} \\log \\alpha_s$ "
-                        "(grey: $j > t$; decay_mask in engine.ops.parallel). The parallel form builds all "
-                        "$T^2$ entries. The chunked form builds only the diagonal $C \\times C$ blocks "
-                        "(outlined). A block below them factors as "
-                        "$\\exp(G_t - G_b) \\cdot \\exp(G_b - G_j)$ through the boundary $b$ between the "
-                        "chunks, a product of a factor of $t$ and a factor of $j$ (rank one: L is "
-                        "semiseparable), so it is never built: the state $S_{[n-1]}$ carries it across "
-                        "(hatched)."))
-        self.mask_section = pn.FlexBox(pn.pane.Bokeh(self.mask_picture.figure),
-                                       pn.Column(self.mask_note, mask_text), sizing_mode="stretch_width")
-
-        # 3. the cost as the sequence grows: counted at once, measured on request
-        self.count_picture = CountPicture(_("Counted: multiply-adds"))
-        self.cost_picture = CostPicture(_("Measured cost of the three forms"))
-        self.measure_button = pn.widgets.Button(label=_("Measure"), color="primary",
-                                                width=220, height=44,
-                                                stylesheets=[":host { font-size: 16px; }"])
-        self.measure_button.on_click(lambda _event: store.measure(force=store.curve is not None))
-        self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
-        cost_text = Explanation(
-            session, width=500,
-            elementare=_("«Counted: multiply-adds» shows the multiplications each way needs, the same on any "
-                         "computer. For «Measured cost of the three forms», press **Measure** and this server times "
-                         "the three ways on longer and longer inputs, right now. It counts only the time spent "
-                         "computing, not the time spent waiting while the server works for other visitors. Both axes "
-                         "are logarithmic: a straight line means the time grows like a power of the length, and the "
-                         "slope says which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope "
-                         "2: twice as long, four times the time (parallel). On short inputs every way pays a fixed "
-                         "start-up price, so the lines start flat."),
-            superiore=_("«Counted: multiply-adds»: per head, the leading terms of each algorithm (recurrent "
-                        "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
-                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
-                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
-                        "PyTorch's FLOP counter on the engine. «Measured cost of the three forms»: "
-                        "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
-                        "held to one thread in it: the work itself, without the waits for other visitors "
-                        "that a wall clock would add on a shared server (hover a point for both). Float32, "
-                        "one head, $d_k = d_v = 16$; each length keeps its shortest of up to four runs. "
-                        "Slopes of $\\log t$ against $\\log T$ on the three longest lengths measured: "
-                        "parallel $\\approx 2$ ($O(T^2 d)$), chunked and recurrent $\\approx 1$ "
-                        "($O(T C d + T d^2)$ and $O(T d^2)$). The recurrent form is a Python loop here: "
-                        "fused GPU kernels change the constants, not the slopes. Lengths up to {parallel} "
-                        "(parallel), {recurrent} (recurrent) and {chunked} (chunked), within about {budget} s."
-                        ).format(budget=format_number(COST_BUDGET_S, 1), **COST_MAX_LENGTH))
-        self.cost_section = pn.Column(
-            pn.FlexBox(pn.pane.Bokeh(self.count_picture.figure, margin=(0, 12, 0, 0)),
-                       pn.pane.Bokeh(self.cost_picture.figure), sizing_mode="stretch_width"),
-            pn.FlexBox(pn.Column(self.measure_button, self.status, width=480), cost_text, sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+        # 2.–4. below the first screen: the differences, the mask and the cost, made when the visitor scrolls
+        # near them (their pictures are most of the page's models); their heights are the sections' own at
+        # 1366×768, so the page does not jump when they come
+        self.lower = [Later(lambda: DifferenceSection(store), height=DIFFERENCE_HEIGHT),
+                      Later(lambda: MaskSection(store, session), height=MASK_HEIGHT),
+                      Later(lambda: CostSection(store, session), height=COST_HEIGHT)]
 
         self.headings = [heading(_("Same input, three forms")), heading(_("The mask and the chunks")),
                          heading(_("What each form costs"))]
         store.param.watch(self._draw_comparison, ["comparison"])
-        store.param.watch(self._draw_mask, ["mask"])
-        store.param.watch(self._draw_curve, ["curve"])
-        store.param.watch(self._draw_status, ["variant", "chunk_size", "measuring"])
         session.param.watch(lambda _event: self._draw_point(), "level")
         self._draw_comparison(opening=False)
-        self._draw_mask()
-        self._draw_curve()
         if store.cost:
             pn.state.onload(self._measure_after_load)
 
@@ -175,8 +118,14 @@ class FormsView(DashboardView):
         # the point, the player and the three strips first (the first screen of a projector), words after
         return pn.Column(
             title(_("Parallel = recurrent")), point_box(self.point), self.player, self.strips_section, self.intro,
-            self.headings[0], self.outputs_section, self.headings[1], self.mask_section, self.headings[2],
-            self.cost_section, sizing_mode="stretch_width")
+            self.headings[0], self.lower[0], self.headings[1], self.lower[1], self.headings[2], self.lower[2],
+            sizing_mode="stretch_width")
+
+    # what tests and lesson cards read of the sections below the first screen: reading one makes its section
+    difference, table, outputs_section = (in_section(0, name) for name in ("difference", "table", "layout"))
+    mask_picture, mask_note, mask_section = (in_section(1, name) for name in ("picture", "note", "layout"))
+    count_picture, cost_picture, measure_button, status, cost_section = (
+        in_section(2, name) for name in ("count_picture", "cost_picture", "measure_button", "status", "layout"))
 
     def controls(self):
         store = self.store
@@ -233,12 +182,6 @@ class FormsView(DashboardView):
                 picture.figure.title.update(text=texts[min(t, T - 1)], tags=[TEXT_TAG, texts])
             self.player.new_run(T, jump=t if opening else None)
             self._draw_point()
-            delta = comparison.outputs["chunked"] - comparison.outputs["recurrent"]
-            largest = float(np.abs(delta).max())
-            self.difference.figure.title.text = _("Chunked − recurrent: up to ±{limit}").format(
-                limit=scientific(largest))
-            show_matrix(self.difference, delta.T, largest)
-            self.table.object = comparison_table(comparison)
             worst = {dtype: scientific(max(comparison.errors[dtype, pair][1] for pair in PAIRS))
                      for dtype in ("float32", "float64")}
             self.outputs_text.superiore = _(
@@ -282,19 +225,137 @@ class FormsView(DashboardView):
                         ).replace("{n}", str(T)).replace("{blocks}", str(words["blocks"]))
                           .replace("{size}", str(C)).replace("{error}", words["error"]))
 
-    def _draw_mask(self, *_events):
+    async def _measure_after_load(self):
+        await asyncio.sleep(1.0)          # let the page finish drawing: it shares the CPU (and Python's lock)
+        self.store.measure()
+
+
+class LowerSection(pn.viewable.Viewer):
+    """A section below the first screen: its `layout`, drawn from the store now and whenever `names` change."""
+
+    def follow(self, store, names):
+        self.store = store
+        store.param.watch(self._draw, names)
+        self._draw()
+
+    def __panel__(self):
+        return self.layout
+
+    def _draw(self, *_events):
+        raise NotImplementedError
+
+
+class DifferenceSection(LowerSection):
+    """The chunked form's output less the recurrent one's, and the table of the three forms' differences."""
+
+    def __init__(self, store):
+        super().__init__()
+        self.difference = MatrixPicture("", _("position in the sequence"), _("channel"), D, 8,
+                                        width=630, height=175, value_label="Δ")
+        self.difference.figure.yaxis.ticker = FixedTicker(ticks=[0, 8, 16])
+        self.difference.figure.select_one(ColorBar).formatter = powers_of_ten()
+        self.table = pn.pane.HTML(stylesheets=[TABLE_CSS], margin=(4, 10))      # as wide as its 16 px table
+        self.layout = pn.FlexBox(pn.pane.Bokeh(self.difference.figure, margin=(8, 12, 0, 0)), self.table,
+                                 sizing_mode="stretch_width")
+        self.follow(store, ["comparison"])
+
+    def _draw(self, *_events):
+        comparison = self.store.comparison
+        delta = comparison.outputs["chunked"] - comparison.outputs["recurrent"]
+        largest = float(np.abs(delta).max())
+        with pn.io.hold():
+            self.difference.figure.title.text = _("Chunked − recurrent: up to ±{limit}").format(
+                limit=scientific(largest))
+            show_matrix(self.difference, delta.T, largest)
+            self.table.object = comparison_table(comparison)
+
+
+class MaskSection(LowerSection):
+    """The decay mask of the parallel form, the chunks outlined on it, and what it looks like for this model."""
+
+    def __init__(self, store, session):
+        super().__init__()
+        self.picture = MaskPicture(_("Decay mask L of the parallel form"))
+        self.note = pn.pane.HTML(stylesheets=[TEXT_CSS], width=500, margin=(4, 10))
+        mask_text = Explanation(
+            session, width=500,
+            elementare=_("Row t, column j: how much word j still counts when the model answers at word "
+                         "t. Yellow: fully; dark: faded away; grey: the future, never looked at.\n\n"
+                         "The **outlined squares** are the chunks: what is inside a square is computed all at "
+                         "once, like the parallel way. The **hatched part** below them is never built as "
+                         "a table: it reaches later chunks through the small summary passed along, like the "
+                         "recurrent way. The parallel way builds the whole triangle."),
+            superiore=_("$L_{tj} = \\exp(G_t - G_j)$ for $j \\le t$, with $G_t = \\sum_{s \\le t} \\log \\alpha_s$ "
+                        "(grey: $j > t$; decay_mask in engine.ops.parallel). The parallel form builds all "
+                        "$T^2$ entries. The chunked form builds only the diagonal $C \\times C$ blocks "
+                        "(outlined). A block below them factors as "
+                        "$\\exp(G_t - G_b) \\cdot \\exp(G_b - G_j)$ through the boundary $b$ between the "
+                        "chunks, a product of a factor of $t$ and a factor of $j$ (rank one: L is "
+                        "semiseparable), so it is never built: the state $S_{[n-1]}$ carries it across "
+                        "(hatched)."))
+        self.layout = pn.FlexBox(pn.pane.Bokeh(self.picture.figure), pn.Column(self.note, mask_text),
+                                 sizing_mode="stretch_width")
+        self.follow(store, ["mask"])
+
+    def _draw(self, *_events):
         store = self.store
         record = REGISTRY[store.variant]
         with pn.io.hold():
-            self.mask_picture.show(store.mask, store.chunk_size)
+            self.picture.show(store.mask, store.chunk_size)
             title_text = _("Decay mask L of the parallel form")
             if record.per_channel:
                 title_text = _("Decay mask L, key channel {channel}").format(channel=store.channel)
-            self.mask_picture.figure.title.text = title_text
-            self.mask_note.object = "<p><strong>%s.</strong> %s</p>" % (html.escape(_(record.label)),
-                                                                       html.escape(_(record.mask_note)))
+            self.picture.figure.title.text = title_text
+            self.note.object = "<p><strong>%s.</strong> %s</p>" % (html.escape(_(record.label)),
+                                                                  html.escape(_(record.mask_note)))
 
-    def _draw_curve(self, *_events):
+
+class CostSection(LowerSection):
+    """The cost as the sequence grows: counted at once, measured on request."""
+
+    def __init__(self, store, session):
+        super().__init__()
+        self.count_picture = CountPicture(_("Counted: multiply-adds"))
+        self.cost_picture = CostPicture(_("Measured cost of the three forms"))
+        self.measure_button = pn.widgets.Button(label=_("Measure"), color="primary",
+                                                width=220, height=44,
+                                                stylesheets=[":host { font-size: 16px; }"])
+        self.measure_button.on_click(lambda _event: store.measure(force=store.curve is not None))
+        self.status = pn.pane.HTML(stylesheets=[STATUS_CSS], width=500, margin=(4, 10))
+        cost_text = Explanation(
+            session, width=500,
+            elementare=_("«Counted: multiply-adds» shows the multiplications each way needs, the same on any "
+                         "computer. For «Measured cost of the three forms», press **Measure** and this server times "
+                         "the three ways on longer and longer inputs, right now. It counts only the time spent "
+                         "computing, not the time spent waiting while the server works for other visitors. Both axes "
+                         "are logarithmic: a straight line means the time grows like a power of the length, and the "
+                         "slope says which power. Slope 1: twice as long, twice the time (recurrent, chunked). Slope "
+                         "2: twice as long, four times the time (parallel). On short inputs every way pays a fixed "
+                         "start-up price, so the lines start flat."),
+            superiore=_("«Counted: multiply-adds»: per head, the leading terms of each algorithm (recurrent "
+                        "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
+                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
+                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "PyTorch's FLOP counter on the engine. «Measured cost of the three forms»: "
+                        "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
+                        "held to one thread in it: the work itself, without the waits for other visitors "
+                        "that a wall clock would add on a shared server (hover a point for both). Float32, "
+                        "one head, $d_k = d_v = 16$; each length keeps its shortest of up to four runs. "
+                        "Slopes of $\\log t$ against $\\log T$ on the three longest lengths measured: "
+                        "parallel $\\approx 2$ ($O(T^2 d)$), chunked and recurrent $\\approx 1$ "
+                        "($O(T C d + T d^2)$ and $O(T d^2)$). The recurrent form is a Python loop here: "
+                        "fused GPU kernels change the constants, not the slopes. Lengths up to {parallel} "
+                        "(parallel), {recurrent} (recurrent) and {chunked} (chunked), within about {budget} s."
+                        ).format(budget=format_number(COST_BUDGET_S, 1), **COST_MAX_LENGTH))
+        self.layout = pn.Column(
+            pn.FlexBox(pn.pane.Bokeh(self.count_picture.figure, margin=(0, 12, 0, 0)),
+                       pn.pane.Bokeh(self.cost_picture.figure), sizing_mode="stretch_width"),
+            pn.FlexBox(pn.Column(self.measure_button, self.status, width=480), cost_text, sizing_mode="stretch_width"),
+            sizing_mode="stretch_width")
+        store.param.watch(self._draw_status, ["variant", "chunk_size", "measuring"])
+        self.follow(store, ["curve"])
+
+    def _draw(self, *_events):
         with pn.io.hold():
             self.count_picture.show(self.store.variant, self.store.chunk_size)
             self.cost_picture.show(self.store.curve)
@@ -324,10 +385,6 @@ class FormsView(DashboardView):
         again = curve is not None and not curve.busy
         return (f'<span class="{"busy" if busy else "note"}">{html.escape(text)}</span>',
                 _("Measure again") if again else _("Measure"))
-
-    async def _measure_after_load(self):
-        await asyncio.sleep(1.0)          # let the page finish drawing: it shares the CPU (and Python's lock)
-        self.store.measure()
 
 
 def show_matrix(picture, matrix, limit):

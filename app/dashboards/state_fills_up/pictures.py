@@ -8,6 +8,7 @@ import numpy as np
 import panel as pn
 
 from app import mechanism
+from app.components.later import Later
 from app.components.player import FrameText
 from app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
 from app.components.text import FIT_CSS, Explanation
@@ -54,6 +55,10 @@ CHANGE = {
     "mlstm": (r"(f_t - 1)\, C_{t-1}", r"+ i_t\, v_t k_t^\top"),
 }
 LINE = 30                                   # characters of LaTeX that fit one line of the card
+FIRST_ROW = 3                               # the memory, its whole change and the answer: the first screen
+# the second row's height at 1366×768, held by its marker until the visitor scrolls near it: three cards to a
+# line, each line about this tall with the explanations under the cards (True) and without (measured)
+LINE_HEIGHT, CARDS_PER_LINE = {True: 450, False: 245}, 3
 
 
 def change_formula(variant):
@@ -71,16 +76,22 @@ class HeadPanel:
     """The pictures of one head, made when first needed, with an explanation under each card.
 
     Mechanism mode: `HeadPanel(head, session, explain)` (16 × 16). Trained mode: give `name` (e.g.
-    "Layer 2") and the checkpoint's d_k, d_v.
+    "Layer 2") and the checkpoint's d_k, d_v. The first row of cards is made with the page; the second
+    (how the change is made) when the visitor scrolls near it (`rest`, a Later section): then it is sent the
+    last run, and `player` (the page's) is told, so that the browser draws it at the frame it shows.
     """
 
-    def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V):
+    def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V, player=None):
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
         self.cards, self.pictures, self.notes, self.explanations = {}, {}, [], {}
+        self.notes_shown = True
         self.variant = None
         self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=310)      # mechanism mode
         self.layout = pn.FlexBox(sizing_mode="stretch_width")
+        self.player, self.run = player, None        # the last run sent: (frames, limits, t)
+        self.second, self.second_row = [], None     # the second row's card names; its FlexBox once made
+        self.rest = None                            # the second row's Later, made with the first variant that has one
 
     def _make(self, name):
         """(picture, plain text, formula text) of one card."""
@@ -179,7 +190,7 @@ class HeadPanel:
             if self.explain:
                 self.explanations[name] = Explanation(self.session, elementare=plain, superiore=formulas,
                                                       width=width - 10, stylesheets=[FIT_CSS])
-                note = pn.Column(self.explanations[name], margin=0)
+                note = pn.Column(self.explanations[name], margin=0, visible=self.notes_shown)
                 self.notes.append(note)
                 parts.append(note)
             self.pictures[name] = picture
@@ -187,8 +198,15 @@ class HeadPanel:
         return self.cards[name]
 
     def show_notes(self, shown):
+        self.notes_shown = shown                    # the cards made later too
         for note in self.notes:
             note.visible = shown
+        self._size_second_row()
+
+    def _size_second_row(self):
+        if self.rest is not None:
+            lines = -(-len(self.second) // CARDS_PER_LINE)
+            self.rest.resize(lines * LINE_HEIGHT[self.explain and self.notes_shown])
 
     def configure(self, variant, length):
         """Choose the cards for `variant` and size them for a run of `length` tokens."""
@@ -207,37 +225,38 @@ class HeadPanel:
                 names += ["transition"]
         else:
             names = ["cache", "attention", "readout"]
-        cards = [self.card(n) for n in names]
+        cards, self.second = [self.card(n) for n in names[:FIRST_ROW]], names[FIRST_ROW:]
+        if self.second:
+            if self.rest is None:
+                self.rest = Later(self._make_second_row)
+            self._size_second_row()
+            if self.second_row is not None:
+                self.second_row.objects = [self.card(n) for n in self.second]
+            cards.append(self.rest.__panel__())
         if self.layout.objects != cards:
             self.layout.objects = cards
         if not record.fixed_state:
             self.pictures["cache"].set_rows(length)
             self.pictures["attention"].set_size(length)
 
-    def _show_updates(self, frames, limit, t):
-        """The whole change and its transition part, rebuilt in the browser from the state's frames, the
-        transition (diagonal plus rank one) and the write's two factors; sent as pictures of their own
-        only if a write is not of rank one."""
-        p, stack = self.pictures, lambda name: np.stack([getattr(f, name) for f in frames])
-        on_page = lambda name: name in self.cards and self.cards[name] in self.layout.objects
-        if on_page("write"):                  # first: a rank-one write carries u, w for the change too
-            p["write"].show_frames(stack("write"), limit, t)
-        write = rank_one(stack("write"))
-        if write is None:
-            for name in ("change", "removed"):
-                if on_page(name):
-                    p[name].show_frames(stack(name), limit, t)
-            return
-        zeros = np.zeros_like(frames[0].diag)
-        a = np.stack([f.low[0] if f.low else zeros for f in frames]) if any(f.low for f in frames) else None
-        b = np.stack([f.low[1] if f.low else zeros for f in frames]) if a is not None else None
-        p["change"].show_update(p["state"], stack("change"), limit, t, (stack("diag"), a, b),
-                                write=p["write"] if on_page("write") else write)
-        if on_page("removed"):
-            p["removed"].show_update(p["state"], stack("removed"), limit, t, None, owner=p["change"])
+    def _make_second_row(self):
+        """The second row, made when the visitor scrolls near it: the run already sent goes to its pictures, and
+        the player redraws the frame it shows (the server does not know which: the browser steps alone)."""
+        self.second_row = pn.FlexBox(*[self.card(n) for n in self.second], sizing_mode="stretch_width", margin=0)
+        if self.run is not None:
+            self._show_second_row(*self.run)
+            if self.player is not None:
+                self.player.new_run(self.player.length)
+        return self.second_row
+
+    def shown(self):
+        """The names of the cards on the page (the second row's once it is made)."""
+        on_page = [*self.layout.objects, *(self.second_row.objects if self.second_row is not None else [])]
+        return {name for name, card in self.cards.items() if card in on_page}
 
     def show_run(self, frames, limits, t):
         """Every `model.HeadFrame` of a run, on the run's colour ranges (`model.limits_of`); frame t first."""
+        self.run = (frames, limits, t)
         p, first = self.pictures, frames[0]
         stack = lambda name: np.stack([getattr(f, name) for f in frames])                  # [T, …]
         if first.cache is not None:
@@ -245,11 +264,42 @@ class HeadPanel:
             p["attention"].show_frames(stack("attention"), t)
         else:
             p["state"].show_frames(stack("state"), limits["state"], t)
-            self._show_updates(frames, limits["update"], t)
-            betas = ["" if f.beta is None else f"β = {format_number(f.beta, 2)}" for f in frames]
-            shown = {n for n, card in self.cards.items() if card in self.layout.objects}
-            bars = "spectrum" if "spectrum" in shown else "transition"
-            p[bars].show_frames(stack("kept"), t, subtitles=betas)
+            self._show_change(frames, limits["update"], t)
+        p["readout"].show_frames(stack("output"), limits["output"], t)
+        if self.second_row is not None:
+            self._show_second_row(frames, limits, t)
+
+    def _show_change(self, frames, limit, t):
+        """The whole change, rebuilt in the browser from the state's frames, the transition (diagonal plus
+        rank one) and the write's two factors (carried by the write's picture once it is on the page); sent
+        as a picture of its own only if a write is not of rank one."""
+        p, stack = self.pictures, lambda name: np.stack([getattr(f, name) for f in frames])
+        write = rank_one(stack("write"))
+        if write is None:
+            p["change"].show_frames(stack("change"), limit, t)
+            return
+        zeros = np.zeros_like(frames[0].diag)
+        a = np.stack([f.low[0] if f.low else zeros for f in frames]) if any(f.low for f in frames) else None
+        b = np.stack([f.low[1] if f.low else zeros for f in frames]) if a is not None else None
+        p["change"].show_update(p["state"], stack("change"), limit, t, (stack("diag"), a, b),
+                                write=p["write"] if "write" in self.shown() else write)
+
+    def _show_second_row(self, frames, limits, t):
+        """How the change is made: the write, what fades or is erased (the change's transition without the
+        write), what the transition keeps, the correction."""
+        p, first, shown = self.pictures, frames[0], self.shown()
+        stack = lambda name: np.stack([getattr(f, name) for f in frames])                  # [T, …]
+        if first.cache is not None:
+            return
+        limit = limits["update"]
+        if "write" in shown:
+            p["write"].show_frames(stack("write"), limit, t)
+        if "removed" in shown:
+            if rank_one(stack("write")) is None:
+                p["removed"].show_frames(stack("removed"), limit, t)
+            else:
+                p["removed"].show_update(p["state"], stack("removed"), limit, t, None, owner=p["change"])
+        betas = ["" if f.beta is None else f"β = {format_number(f.beta, 2)}" for f in frames]
+        p["spectrum" if "spectrum" in shown else "transition"].show_frames(stack("kept"), t, subtitles=betas)
         if first.correction is not None:
             p["delta"].show_frames(stack("correction"), limits["delta"], t)
-        p["readout"].show_frames(stack("output"), limits["output"], t)

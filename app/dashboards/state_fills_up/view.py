@@ -89,7 +89,7 @@ class StateView(DashboardView):
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.left_out = Explanation(session, sizing_mode="stretch_width")
         self.code = pn.pane.HTML(stylesheets=[CODE_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.heads = [HeadPanel(h, session, explain=(h == 0)) for h in range(mechanism.MAX_HEADS)]
+        self.heads = [HeadPanel(h, session, explain=(h == 0), player=self.player) for h in range(mechanism.MAX_HEADS)]
         self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
                             for _h in self.heads]
         self.mechanism_area = pn.Column(*[x for pair in zip(self.head_titles, [p.layout for p in self.heads])
@@ -238,7 +238,8 @@ class StateView(DashboardView):
                 panel = self.layer_panels.get((l, h))
                 if panel is None or (panel.d_k, panel.d_v) != (config["d_k"], config["d_v"]):
                     panel = self.layer_panels[l, h] = HeadPanel(h, self.session, explain=True, name=name,
-                                                                d_k=config["d_k"], d_v=config["d_v"])
+                                                                d_k=config["d_k"], d_v=config["d_v"],
+                                                                player=self.player)
                 panel.configure(run.variant, len(run.inputs))
                 panel.show_notes(not self.shown_panels)         # explanations under the first panel only
                 objects.append(panel.layout)

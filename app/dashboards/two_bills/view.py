@@ -23,6 +23,9 @@ from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
 from app.variants import REGISTRY
 
+# the heights at 1366×768 of the sections below the first screen, held by their markers until they are made
+MEASURED_HEIGHT, CALCULATOR_HEIGHT = 700, 2330
+
 
 class TwoBillsView(DashboardView):
     """The whole page: its URL holds both stores' settings and the player's token."""
@@ -38,7 +41,8 @@ class TwoBillsView(DashboardView):
         session.add_notices("url", notices)
         self.generation = GenerationView(store=self.store, session=session)
         # below the first screen: made when the visitor scrolls near it (a fifth of the page's models)
-        self._calculator = Later(lambda: CalculatorView(store=calculator, session=session), height=1100)
+        self._calculator = Later(lambda: CalculatorView(store=calculator, session=session),
+                                 height=CALCULATOR_HEIGHT)
         self.papers = papers(session)
         self.intro = Explanation(
             session,
@@ -134,15 +138,6 @@ class GenerationView(pn.viewable.Viewer):
         self.crossing = crossing_mark(self.memory.figure, "height")
         self.work = WorkPicture(language)
         self.point = Explanation(session)
-        self.times = CurvesPicture(_("Time per token, measured now"), _("generated token"),
-                                   _("milliseconds per token"), language=language, width=470, height=380)
-        self.times.dots("softmax_each", color=VERMILLION, alpha=0.35)
-        self.times.dots("state_each", color=BLUE, marker="square", alpha=0.35)
-        self.times.line("softmax_median", color=VERMILLION, width=4)
-        self.times.line("state_median", color=BLUE, dash="dashed", width=4)
-        self.times.label("softmax", _("softmax"), ["softmax_each", "softmax_median"])
-        self.times.label("state", "", ["state_each", "state_median"])
-        self.history = HistoryChart(store, language)
 
         self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
         self.setup = status_pane(margin=(0, 10))
@@ -157,30 +152,6 @@ class GenerationView(pn.viewable.Viewer):
                         "$t$ values: $2\\,t\\,H\\,d\\,b$ bytes, with $H$ heads of size $d$ and $b = 4$ bytes per "
                         "float32 number. The state holds $H\\,d_k\\,d_v\\,b$ bytes at every $t$. With "
                         "$d_k = d_v = d$ the two are equal at $t = d/2$."))
-        times_text = Explanation(
-            session, width=470,
-            elementare=_("How long this server took for each new word (dots: each step timed three times, the "
-                         "shortest kept) and the typical time of the last 9 words (lines). The page opens with "
-                         "512 words already in the notebook, and the softmax layer is slower: every new question "
-                         "is compared with all the stored labels; the summary layer does the same work as ever. "
-                         "Move the slider «Tokens already in memory» to 0 and both take about the same time: "
-                         "most of it then goes into the fixed cost of running the Python code, not into the "
-                         "arithmetic. Move it up and the softmax layer slows down more and more."),
-            superiore=_("Wall-clock time of one engine step per token (perf_counter), the shortest of three "
-                        "runs of the same step (the load of a shared server only adds time), the two layers "
-                        "taking turns so that both see the same load; lines: rolling median over 9 tokens. The softmax "
-                        "step reads the whole cache, $O(t\\,d)$ per head (and this engine also copies it to "
-                        "append the new key and value); the state step costs $O(d_k d_v)$ whatever $t$ is. At "
-                        "small $t$ the fixed overhead of each Python and PyTorch call dominates both."))
-        history_text = Explanation(
-            session, width=470,
-            elementare=_("One point per run in this visit, for the current number and size of heads: move the "
-                         "slider «Tokens already in memory» and a new point appears. With many tokens in memory "
-                         "the softmax points climb along a straight line (twice the tokens, about twice the "
-                         "time); the summary points stay flat."),
-            superiore=_("One point per run (median over its tokens). The softmax step grows as $O(t)$, so "
-                        "generating $n$ tokens costs $O(n^2)$ in all; the state step is $O(1)$ in $t$, "
-                        "$O(n)$ in all."))
         work_text = Explanation(
             session, width=470,
             elementare=_("One row per word read, from the top down, as wide as the multiplications it costs. "
@@ -197,11 +168,10 @@ class GenerationView(pn.viewable.Viewer):
                         "they cross at $t = 2 d_k d_v / (d_k + d_v)$, $t = d$ when $d_k = d_v = d$."))
         self.texts = pn.FlexBox(pn.Column(memory_text, width=470, margin=(0, 12, 0, 0)), work_text,
                                 sizing_mode="stretch_width")
-        self.cards = pn.Column(
-            heading(_("Time per token, measured on this server")),
-            pn.FlexBox(figure_card(self.times, times_text, width=482),
-                       figure_card(self.history.picture, history_text, width=482), sizing_mode="stretch_width"),
-            sizing_mode="stretch_width")
+        # below the first screen: the measured times, made with their pictures when the visitor scrolls near them
+        self.measured = Later(self._make_measured, height=MEASURED_HEIGHT)
+        self.cards = pn.Column(heading(_("Time per token, measured on this server")), self.measured,
+                               sizing_mode="stretch_width")
         store.param.watch(self._reconfigure, ["result"])
         store.param.watch(self._draw_setup, ["measuring"])
         session.param.watch(lambda _e: self._send_run(self.player.frame()), "level")
@@ -241,6 +211,22 @@ class GenerationView(pn.viewable.Viewer):
     def __panel__(self):
         return self.cards
 
+    @property
+    def times(self):
+        return self.measured.section().times
+
+    @property
+    def history(self):
+        return self.measured.section().history
+
+    def _make_measured(self):
+        """The measured times, sent the run already on the page; the player then draws the frame the browser
+        shows (the server does not know which: the browser steps alone)."""
+        section = MeasuredSection(self.store, self.session)
+        section.show(self.store.result, self.player.frame())
+        self.player.new_run(self.player.length)
+        return section
+
     def _reconfigure(self, *events):
         result = self.store.result
         cache_max = max(result.kv_cache_bytes.max(), result.state_bytes.max())
@@ -248,8 +234,7 @@ class GenerationView(pn.viewable.Viewer):
         size, symbol = self.unit
         name = _(REGISTRY[result.variant].label)
         with pn.io.hold():
-            for picture in (self.memory, self.times):
-                picture.label("state", _("state ({model})").format(model=name), [])
+            self.memory.label("state", _("state ({model})").format(model=name), [])
             self.memory.set_y_label(_("memory ({unit})").format(unit=symbol))
             # the crossing is always in the picture, ahead of the run when the run is shorter
             end = max(int(result.held[-1]), result.crossing) * 1.02 + 1
@@ -267,9 +252,6 @@ class GenerationView(pn.viewable.Viewer):
             else:
                 self.memory.show("prefilled", [], [])
                 self.memory.show("state_prefilled", [], [])
-            # the scale follows the typical times; a single token slowed down by the machine may fall off the top
-            top = max(rolling_median(result.softmax_ms).max(), rolling_median(result.state_ms).max())
-            self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))
             self._draw_setup()
             self._send_run(result.tokens - 1 if events else self.player.frame(), show_whole=bool(events))
 
@@ -314,7 +296,6 @@ class GenerationView(pn.viewable.Viewer):
         The rolling medians look back only, so the first points of the whole run are those of a shorter one."""
         result = self.store.result
         size, _symbol = self.unit
-        numbers = np.arange(1, result.tokens + 1)
         self.player.length = result.tokens
         t = min(t, result.tokens - 1)
         with pn.io.hold():
@@ -322,10 +303,8 @@ class GenerationView(pn.viewable.Viewer):
             self.memory.show_frames("state", result.held, result.state_bytes / size, t)
             self.memory.show_frames("cache_now", result.held, result.kv_cache_bytes / size, t, upto=False)
             self.memory.show_frames("state_now", result.held, result.state_bytes / size, t, upto=False)
-            self.times.show_frames("softmax_each", numbers, result.softmax_ms, t)
-            self.times.show_frames("state_each", numbers, result.state_ms, t)
-            self.times.show_frames("softmax_median", numbers, rolling_median(result.softmax_ms), t)
-            self.times.show_frames("state_median", numbers, rolling_median(result.state_ms), t)
+            if self.measured.made:
+                self.measured.section().show(result, t)
             self.work.show_run(result, _(REGISTRY[result.variant].label), t)
             self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
@@ -349,6 +328,66 @@ class GenerationView(pn.viewable.Viewer):
                              format_bytes(result.state_bytes[t]), state))
         return (f'<div class="status"><div class="step">{html.escape(step_line)}</div>'
                 f'<div class="bills">{bills}</div><p>{html.escape(times)}</p></div>')
+
+
+class MeasuredSection(pn.viewable.Viewer):
+    """The time per token of the run on the page, and the visit's runs against their context."""
+
+    def __init__(self, store, session):
+        super().__init__()
+        language = current_language()
+        self.times = CurvesPicture(_("Time per token, measured now"), _("generated token"),
+                                   _("milliseconds per token"), language=language, width=470, height=380)
+        self.times.dots("softmax_each", color=VERMILLION, alpha=0.35)
+        self.times.dots("state_each", color=BLUE, marker="square", alpha=0.35)
+        self.times.line("softmax_median", color=VERMILLION, width=4)
+        self.times.line("state_median", color=BLUE, dash="dashed", width=4)
+        self.times.label("softmax", _("softmax"), ["softmax_each", "softmax_median"])
+        self.times.label("state", "", ["state_each", "state_median"])
+        self.history = HistoryChart(store, language)
+        times_text = Explanation(
+            session, width=470,
+            elementare=_("How long this server took for each new word (dots: each step timed three times, the "
+                         "shortest kept) and the typical time of the last 9 words (lines). The page opens with "
+                         "512 words already in the notebook, and the softmax layer is slower: every new question "
+                         "is compared with all the stored labels; the summary layer does the same work as ever. "
+                         "Move the slider «Tokens already in memory» to 0 and both take about the same time: "
+                         "most of it then goes into the fixed cost of running the Python code, not into the "
+                         "arithmetic. Move it up and the softmax layer slows down more and more."),
+            superiore=_("Wall-clock time of one engine step per token (perf_counter), the shortest of three "
+                        "runs of the same step (the load of a shared server only adds time), the two layers "
+                        "taking turns so that both see the same load; lines: rolling median over 9 tokens. The softmax "
+                        "step reads the whole cache, $O(t\\,d)$ per head (and this engine also copies it to "
+                        "append the new key and value); the state step costs $O(d_k d_v)$ whatever $t$ is. At "
+                        "small $t$ the fixed overhead of each Python and PyTorch call dominates both."))
+        history_text = Explanation(
+            session, width=470,
+            elementare=_("One point per run in this visit, for the current number and size of heads: move the "
+                         "slider «Tokens already in memory» and a new point appears. With many tokens in memory "
+                         "the softmax points climb along a straight line (twice the tokens, about twice the "
+                         "time); the summary points stay flat."),
+            superiore=_("One point per run (median over its tokens). The softmax step grows as $O(t)$, so "
+                        "generating $n$ tokens costs $O(n^2)$ in all; the state step is $O(1)$ in $t$, "
+                        "$O(n)$ in all."))
+        self.layout = pn.FlexBox(figure_card(self.times, times_text, width=482),
+                                 figure_card(self.history.picture, history_text, width=482),
+                                 sizing_mode="stretch_width")
+
+    def __panel__(self):
+        return self.layout
+
+    def show(self, result, t):
+        """Every token's time of `result`, revealed by the player up to token t."""
+        numbers = np.arange(1, result.tokens + 1)
+        with pn.io.hold():
+            self.times.label("state", _("state ({model})").format(model=_(REGISTRY[result.variant].label)), [])
+            # the scale follows the typical times; a single token slowed down by the machine may fall off the top
+            top = max(rolling_median(result.softmax_ms).max(), rolling_median(result.state_ms).max())
+            self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))
+            self.times.show_frames("softmax_each", numbers, result.softmax_ms, t)
+            self.times.show_frames("state_each", numbers, result.state_ms, t)
+            self.times.show_frames("softmax_median", numbers, rolling_median(result.softmax_ms), t)
+            self.times.show_frames("state_median", numbers, rolling_median(result.state_ms), t)
 
 
 build = TwoBillsView.build
