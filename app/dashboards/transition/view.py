@@ -64,15 +64,26 @@ class TransitionView(DashboardView):
         session = self.session
         # Superiore's full account of the knob goes under the pictures; above them, one sentence
         self.intro_more = Explanation(session)
+        # in presenter mode the sidebar starts folded: the knobs are behind the menu's button, not on the left
+        if session.present:
+            elementare = _("Every model here keeps a summary of the same size and updates it at every word in "
+                           "two moves: first it transforms what it already holds (the **transition**), then it "
+                           "adds the new pair, a label and its information. From one model to another it is mostly "
+                           "the transition that changes (the table below says what else differs). Open the menu "
+                           "(☰, top left) and turn the **knobs**: **forget α** fades the old summary, **correct β** "
+                           "erases what the summary held under a label before writing it again, and the **gate** "
+                           "says who decides the fading.")
+        else:
+            elementare = _("Every model here keeps a summary of the same size and updates it at every word in "
+                           "two moves: first it transforms what it already holds (the **transition**), then it "
+                           "adds the new pair, a label and its information. From one model to another it is mostly "
+                           "the transition that changes (the table below says what else differs). Turn the "
+                           "**knobs** on the left: **forget α** fades the old summary, **correct β** erases what the "
+                           "summary held under a label before writing it again, and the **gate** says who decides "
+                           "the fading.")
         self.intro = Explanation(
             session,
-            elementare=_("Every model here keeps a summary of the same size and updates it at every word in "
-                         "two moves: first it transforms what it already holds (the **transition**), then it "
-                         "adds the new pair, a label and its information. From one model to another it is mostly "
-                         "the transition that changes (the table below says what else differs). Turn the "
-                         "**knobs** on the left: **forget α** fades the old summary, **correct β** erases what the "
-                         "summary held under a label before writing it again, and the **gate** says who decides the "
-                         "fading."),
+            elementare=elementare,
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
@@ -84,7 +95,8 @@ class TransitionView(DashboardView):
                       + "\n\n" + _(KNOB_ON_RWKV7))
         self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
             r"One skeleton for the whole family, $S_t = S_{t-1} A_t + W_t$: the knobs turn the transition "
-            r"$A_t$ of one model into another's. What the knob computes is written under the pictures.")
+            r"$A_t$ of one model into another's. What the knob computes is written under the pictures.") + (
+            " " + _("Open the menu (☰, top left) and turn the knobs.") if session.present else "")
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
         self.jumps = {v: pn.widgets.Button(label=label(v), color="primary", variant="outline",
