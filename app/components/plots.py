@@ -440,13 +440,16 @@ TITLE_SCRIPT = """<script>
 (function () {
   var measure = document.createElement("canvas").getContext("2d");
   var width = function (text, font) { measure.font = font; return measure.measureText(text).width; };
-  // the lines of `text` no wider than `room` px, broken at spaces (a word wider than the room keeps a line)
+  // the lines of `text` no wider than `room` px, broken at spaces and after hyphens (moltiplicazioni-e-somme);
+  // a piece wider than the room has a line of its own
   function wrapped(text, font, room) {
     return text.split("\\n").map(function (paragraph) {
       var lines = [], line = null;
       paragraph.split(" ").forEach(function (word) {
-        var longer = line === null ? word : line + " " + word;
-        if (line !== null && width(longer, font) > room) { lines.push(line); line = word; } else { line = longer; }
+        (word.match(/[^-]+-+(?=[^-])|.+/g) || [""]).forEach(function (piece, i) {
+          var longer = line === null ? piece : line + (i === 0 ? " " : "") + piece;
+          if (line !== null && width(longer, font) > room) { lines.push(line); line = piece; } else { line = longer; }
+        });
       });
       lines.push(line);
       return lines.join("\\n");
@@ -469,25 +472,42 @@ TITLE_SCRIPT = """<script>
     model.setv(change, {sync: false});
     return true;
   }
-  var scaled = new WeakMap();          // a model → {property: the larger size shown}
-  // every *_font_size of `model` (a "14pt" or {value: "14pt"}) times `scale`, once
+  var scaled = new WeakMap();          // a model → {property: [the size shown, the server's own]}
+  // model[property] (a "14pt" or {value: "14pt"}) set to the server's size times `times`, not sent
+  function setSize(model, property, server, times) {
+    var found = /^([0-9.]+)([a-z%]+)$/.exec(server), now = model[property];
+    if (!found) { return; }
+    var size = (Number(found[1]) * times).toFixed(2).replace(/\\.?0+$/, "") + found[2];
+    var done = scaled.get(model) || {};
+    done[property] = [size, server];
+    scaled.set(model, done);
+    var change = {};
+    change[property] = now !== null && typeof now === "object" ? Object.assign({}, now, {value: size}) : size;
+    model.setv(change, {sync: false});
+  }
+  var sizeOf = function (value) { return value !== null && typeof value === "object" ? value.value : value; };
+  // every *_font_size of `model` times `scale`, once (again if the server sends another size)
   function enlarge(model, scale) {
     var done = scaled.get(model) || {}, changed = false;
     Object.keys(model.properties).forEach(function (property) {
-      if (!/font_size$/.test(property)) { return; }
-      var now = model[property], spec = now !== null && typeof now === "object";
-      var size = spec ? now.value : now;
-      if (typeof size !== "string" || done[property] === size) { return; }
-      var found = /^([0-9.]+)([a-z%]+)$/.exec(size);
-      if (!found) { return; }
-      var larger = (Number(found[1]) * scale).toFixed(2).replace(/\\.?0+$/, "") + found[2];
-      done[property] = larger;
-      var change = {}; change[property] = spec ? Object.assign({}, now, {value: larger}) : larger;
-      model.setv(change, {sync: false});
+      var size = sizeOf(model[property]);
+      if (!/font_size$/.test(property) || typeof size !== "string") { return; }
+      if (done[property] && done[property][0] === size) { return; }
+      setSize(model, property, size, scale);
       changed = true;
     });
-    scaled.set(model, done);
     return changed;
+  }
+  // an axis name enlarged for presenter mode whose longest unbreakable piece is still longer than `room`: its
+  // type as much smaller as it must be, down to the server's size
+  function shrink(model, property, text, font, room) {
+    var done = scaled.get(model), pair = done && done[property];
+    if (!pair || pair[0] !== sizeOf(model[property])) { return false; }
+    var longest = Math.max.apply(null, text.split("\\n").map(function (line) { return width(line, font); }));
+    var times = Math.max(1, parseFloat(pair[0]) / parseFloat(pair[1]) * room / longest);
+    if (!(longest > room) || times >= parseFloat(pair[0]) / parseFloat(pair[1]) - 0.01) { return false; }
+    setSize(model, property, pair[1], times);
+    return true;
   }
   var list = function (x) { return Array.isArray(x) ? x : []; };
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
@@ -515,11 +535,17 @@ TITLE_SCRIPT = """<script>
           var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");
           if (fit(part, "text", font, canvas - left - 4)) { changed = true; }
         } else if ("axis_label" in part.properties) {
-          // an axis name no longer than its axis (the frame's width, or height)
-          var along = /above|below/.test(drawn.panel.side) ? box.width : box.height;
+          // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
+          // axis, the numbers button in a top corner. Measured on the canvas, not the frame: a wrapped name
+          // makes the frame smaller, and the other axis's name would wrap again, and this one (at 1.25× type
+          // a 280-px picture shrank to nothing)
+          var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
+          var room = flat ? 2 * Math.min(middle, canvas - middle)
+                          : 2 * Math.min(middle - 32 * scale, view.canvas_view.bbox.height - middle);
           var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
                       part.axis_label_text_font].join(" ");
-          if (fit(part, "axis_label", face, along)) { changed = true; }
+          if (fit(part, "axis_label", face, room - 8)) { changed = true; }
+          if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
         }
       });
       // a title's new lines are measured once its text is drawn anew (a moment later)
