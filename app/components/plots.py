@@ -548,8 +548,12 @@ TITLE_SCRIPT = """<script>
           if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
         }
       });
-      // a title's new lines are measured once its text is drawn anew (a moment later)
-      if (changed) { setTimeout(function () { view.request_layout(true); }, 50); }
+      // a title's new lines are measured once its text is drawn anew (a moment later); then the picture's numbers
+      // button finds its corner again (app/components/access.py)
+      if (changed) {
+        setTimeout(function () { view.request_layout(true); }, 50);
+        setTimeout(function () { if (window.lineareMark) { window.lineareMark(); } }, 150);
+      }
     });
   };
   // the words a text alternative reads: the server's own title, its lines joined again

@@ -17,7 +17,7 @@ LAYOUT_JS = """async () => {
   // the page's own scripts fit the pictures to the column, wrap their long titles and add their numbers buttons
   // every second or so: do it now (and let the pictures lay themselves out again), so that what is checked is
   // what the student sees after that second
-  if (window.lineareTidy) { window.lineareTidy(); await new Promise(done => setTimeout(done, 200)); }
+  if (window.lineareTidy) { window.lineareTidy(); await new Promise(done => setTimeout(done, 250)); }
   // a figure far from the screen is not painted (the player pauses it until it is scrolled near): painted now, as
   // it will be then, for the check, and paused again after it
   const plots = window.Bokeh && Bokeh.index && Bokeh.index.query ?
