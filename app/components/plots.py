@@ -528,8 +528,16 @@ TITLE_SCRIPT = """<script>
       var canvas = view.canvas_view.bbox.width;
       parts.forEach(function (part) {
         var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
-        if (!box) { return; }
-        if (typeof part.text === "string" && drawn.panel && /above|below/.test(drawn.panel.side)) {
+        var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
+        if (part && part.type === "Legend" && under && drawn.bbox) {
+          // a legend of several columns wider than the canvas (cut at both sides): one column
+          if ((drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1) && part.ncols !== 1) {
+            part.setv({ncols: 1}, {sync: false});
+            changed = true;
+          }
+        } else if (!box) {
+          return;
+        } else if (typeof part.text === "string" && drawn.panel && /above|below/.test(drawn.panel.side)) {
           // a title starts at its panel's left edge, and ends before the canvas's right one
           var left = box.left + (part.align === "left" ? part.offset || 0 : 0);
           var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");

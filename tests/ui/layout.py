@@ -123,6 +123,13 @@ LAYOUT_JS = """async () => {
           {left, top, right: host.left + Math.min(rect.sx - rect.anchor.x * rect.width + rect.width, drawn) * scale,
            bottom: top + rect.height * scale}, model.text);
     }
+    for (const legend of ["below", "above"].flatMap(side => view.model[side] || [])) {    // a legend under it
+      const box = legend.type === "Legend" && view.renderer_views.get(legend).bbox;
+      if (box && legend.visible && (box.left < -1 || box.right > drawn + 1)) {
+        wide.push(`a legend spans ${Math.round(box.left)}…${Math.round(box.right)} px of a ${Math.round(drawn)}-px ` +
+                  `canvas («${view.model.title ? view.model.title.text : ""}»)`);
+      }
+    }
     // an axis's name, centred along its axis (Bokeh's own measure of its text; across the axis it is the axis's
     // outer part)
     const axes = ["below", "above", "left", "right"].flatMap(side => view.model[side] || []);
