@@ -13,6 +13,7 @@ import json
 
 import jinja2
 
+from app.components.plots import TITLE_SCRIPT
 from app.i18n import _
 
 VIEWPORT = "width=device-width, initial-scale=1"
@@ -149,10 +150,11 @@ _DRAWER_SCRIPT = """<script>
     return Array.from(root.childNodes).filter(function (n) { return n.nodeName !== "STYLE" && n.nodeName !== "LINK"; })
       .map(function (n) { return n.textContent; }).join(" ");
   }
-  function tidy() { fit(); name(); }
+  // the pictures' titles and axis names wrapped to their width, their type larger in presenter mode (plots.py)
+  function tidy() { fit(); name(); if (window.lineareFitTitles) { window.lineareFitTitles(); } }
   // the same now, for a test that reads the layout (the interval below does it within a second)
   window.lineareTidy = function () { tidy(); if (window.lineareMark) { window.lineareMark(); } };
-  window.addEventListener("resize", fit);
+  window.addEventListener("resize", function () { fit(); if (window.lineareFitTitles) { window.lineareFitTitles(); } });
   setInterval(tidy, 1000);           // pictures and widgets come and go with the page's knobs
 
   document.addEventListener("keydown", function (event) {
@@ -248,13 +250,18 @@ _NUMBERS_SCRIPT = """<script>
     return t;
   }
   var dialog = null, opener = null;
+  // a picture's name: its title as the server wrote it (the browser may show it on more lines: plots.py)
+  function titleOf(figure) {
+    var title = window.lineareTitle ? window.lineareTitle(figure.title) : (figure.title && figure.title.text);
+    return title || words.picture;
+  }
   function open(view) {
     if (!dialog) {
       dialog = document.createElement("dialog"); dialog.className = "lineare-numbers";
       dialog.addEventListener("close", function () { if (opener) { opener.focus(); } });
       document.body.append(dialog);
     }
-    var figure = view.model, title = figure.title && figure.title.text ? figure.title.text : words.picture;
+    var figure = view.model, title = titleOf(figure);
     var found = numbersOf(figure), heading = document.createElement("h2"), text = document.createElement("p");
     var close = document.createElement("button");
     heading.textContent = title; heading.id = "lineare-numbers-title";
@@ -266,8 +273,8 @@ _NUMBERS_SCRIPT = """<script>
   }
   function frameShown() { var t = Number(document.body.dataset.lineareFrame); return Number.isFinite(t) ? t : 0; }
   function label(view) {
-    var figure = view.model, title = figure.title && figure.title.text ? figure.title.text : words.picture;
-    return title + ". " + describe(figure, numbersOf(figure));
+    var figure = view.model;
+    return titleOf(figure) + ". " + describe(figure, numbersOf(figure));
   }
   function mark() {
     var index = window.Bokeh && window.Bokeh.index;
@@ -285,7 +292,8 @@ _NUMBERS_SCRIPT = """<script>
                        words.numbers.replace("{title}", el.getAttribute("aria-label").split(". ")[0]));
         b.title = words.numbers_tip;
         style.textContent = ".lineare-numbers-button { position: absolute; top: 0; right: 0; z-index: 10; " +
-          "min-width: 32px; min-height: 28px; font-size: 13px; padding: 0 4px; " +
+          "min-width: calc(32px * var(--lineare-scale, 1)); min-height: calc(28px * var(--lineare-scale, 1)); " +
+          "font-size: calc(13px * var(--lineare-scale, 1)); padding: 0 4px; " +
           "border: 1px solid #52606d; border-radius: 4px; " +
           "background: #ffffff; color: #102a43; cursor: pointer; opacity: 0.85; }" +
           ".lineare-numbers-button:focus-visible { outline: 3px solid #102a43; box-shadow: 0 0 0 5px #ffffff; " +
@@ -384,7 +392,7 @@ def replacements(language):
         ("</ul>", "</div>"),
         ('<div class="col mh-100 float-left" id="main">',
          _DRAWER_SCRIPT.replace("NARROW", str(NARROW - 0.02)).replace("WORDS", words)
-         + _NUMBERS_SCRIPT.replace("WORDS", picture_words) + busy_script()
+         + _NUMBERS_SCRIPT.replace("WORDS", picture_words) + TITLE_SCRIPT + busy_script()
          + '\n<div class="col mh-100 float-left" id="main" tabindex="-1" role="main">'),
     ]
 

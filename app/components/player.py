@@ -22,17 +22,19 @@ from panel.custom import JSComponent
 
 from app.i18n import _
 
+# sizes times the page's --lineare-scale: a quarter larger in presenter mode (app/shell.py)
 PLAYER_CSS = """
-:host { display: block; }
+:host { display: block; --s: var(--lineare-scale, 1); }
 .player { display: flex; flex-wrap: wrap; align-items: center; gap: 8px; margin: 4px 10px; }
-button { font-size: 16px; min-width: 120px; height: 44px; border-radius: 6px; border: 1px solid #0b5cad;
+button { font-size: calc(16px * var(--s)); min-width: calc(120px * var(--s)); height: calc(44px * var(--s));
+         border-radius: 6px; border: 1px solid #0b5cad;
          background: #0d6efd; color: white; cursor: pointer; padding: 0 12px; }
 button:hover { background: #0b5ed7; }
 button:focus-visible, input:focus-visible { outline: 3px solid #102a43; outline-offset: 2px;
                                             box-shadow: 0 0 0 5px white; }
-label { display: flex; flex-direction: column; font-size: 16px; color: #323f4b; margin-left: 8px; }
+label { display: flex; flex-direction: column; font-size: calc(16px * var(--s)); color: #323f4b; margin-left: 8px; }
 input[type=range] { width: 220px; max-width: 100%; height: 44px; }
-.where { font-size: 16px; color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
+.where { font-size: calc(16px * var(--s)); color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
 """
 
 

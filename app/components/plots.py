@@ -23,7 +23,7 @@ import weakref
 import numpy as np
 from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
                           CustomJSTickFormatter, FactorRange, FixedTicker, HoverTool, IndexFilter, LinearAxis,
-                          LinearColorMapper, Range1d, Title)
+                          LinearColorMapper, NoOverlap, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
@@ -65,7 +65,20 @@ def _equal(old, new):
     return old.shape == new.shape and np.array_equal(old, new, equal_nan=floats)
 
 
-_FORMATS = weakref.WeakKeyDictionary()        # a page's Document → {(locale, decimals, fixed): formatter}
+_SHARED = weakref.WeakKeyDictionary()        # a page's Document → {key: a model its pictures share}
+
+
+def _per_page(key, make):
+    """One model per page for `key`, shared by its pictures (outside a session: a new one each time)."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None:
+        return make()
+    shared = _SHARED.setdefault(doc, {})
+    if key not in shared:
+        shared[key] = make()
+    return shared[key]
 
 
 def number_format(language=None, decimals=3, fixed=False):
@@ -73,16 +86,14 @@ def number_format(language=None, decimals=3, fixed=False):
     the browser's own Intl (Bokeh's NumeralTickFormatter(language="it") still wrote 20,000); `fixed`:
     always `decimals` digits (a slider's 0,80). One formatter per page for the same format, shared by
     its pictures and sliders (a page had twenty-two alike, each built and sent)."""
-    import panel as pn
+    return _per_page(("format", browser_locale(language), decimals, fixed),
+                     lambda: _number_format(language, decimals, fixed))
 
-    doc = pn.state.curdoc
-    if doc is None:
-        return _number_format(language, decimals, fixed)
-    formats = _FORMATS.setdefault(doc, {})
-    key = (browser_locale(language), decimals, fixed)
-    if key not in formats:
-        formats[key] = _number_format(language, decimals, fixed)
-    return formats[key]
+
+def no_overlap():
+    """A tick policy that leaves out a label that would run into the one before (long numbers on a
+    phone's narrow picture: 20.00040.000…); one per page, shared by its axes."""
+    return _per_page(("no-overlap",), NoOverlap)
 
 
 def _number_format(language, decimals, fixed):
@@ -120,6 +131,7 @@ def style_figure(fig, x_label, y_label):
         axis.axis_label_text_font_size = LABEL_SIZE
         axis.axis_label_text_font_style = "normal"
         axis.major_label_text_font_size = TICK_SIZE
+        axis.major_label_policy = no_overlap()
     for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
         if not isinstance(axis_range, FactorRange):
             axis.formatter = number_format()
@@ -414,3 +426,147 @@ class RowsPicture(HeatMap):
         self.size = size
         self.figure.x_range.update(start=0, end=size)
         self.glyph.dw = size
+
+
+# Run in the browser by the page's tidy pass (app/components/access.py), every second and on a resize:
+# - a title or an axis name longer than its picture (a phone's narrow column, a long Italian title) is wrapped
+#   onto more lines, at spaces. Only in the browser: the changes are never sent (`sync: false`; the server
+#   refuses a browser's changes to its models, app/websocket.py), and the server's own text is kept to wrap
+#   again when the picture's width changes. The figure then lays itself out again (a taller title pushes the
+#   plot down instead of covering it: the player's quick check of a figure's layout counts only whether a
+#   title is there, app/components/player.py);
+# - in presenter mode (the page's --lineare-scale, 1.25) the pictures' type is as much larger as the page's.
+TITLE_SCRIPT = """<script>
+(function () {
+  var measure = document.createElement("canvas").getContext("2d");
+  var width = function (text, font) { measure.font = font; return measure.measureText(text).width; };
+  // the lines of `text` no wider than `room` px, broken at spaces and after hyphens (moltiplicazioni-e-somme);
+  // a piece wider than the room has a line of its own
+  function wrapped(text, font, room) {
+    return text.split("\\n").map(function (paragraph) {
+      var lines = [], line = null;
+      paragraph.split(" ").forEach(function (word) {
+        (word.match(/[^-]+-+(?=[^-])|.+/g) || [""]).forEach(function (piece, i) {
+          var longer = line === null ? piece : line + (i === 0 ? " " : "") + piece;
+          if (line !== null && width(longer, font) > room) { lines.push(line); line = piece; } else { line = longer; }
+        });
+      });
+      lines.push(line);
+      return lines.join("\\n");
+    }).join("\\n");
+  }
+  var servers = new WeakMap();         // a model → {property: [the text shown, the server's own]}
+  function serverText(model, property) {
+    var kept = servers.get(model), pair = kept && kept[property];
+    return pair && pair[0] === model[property] ? pair[1] : model[property];
+  }
+  // show the server's text of model[property] wrapped to `room`; true when that changed what is shown
+  function fit(model, property, font, room) {
+    var original = serverText(model, property);
+    if (typeof original !== "string" || original === "" || !(room > 0)) { return false; }
+    var want = wrapped(original, font, room), kept = servers.get(model) || {};
+    kept[property] = [want, original];
+    servers.set(model, kept);
+    if (want === model[property]) { return false; }
+    var change = {}; change[property] = want;
+    model.setv(change, {sync: false});
+    return true;
+  }
+  var scaled = new WeakMap();          // a model → {property: [the size shown, the server's own]}
+  // model[property] (a "14pt" or {value: "14pt"}) set to the server's size times `times`, not sent
+  function setSize(model, property, server, times) {
+    var found = /^([0-9.]+)([a-z%]+)$/.exec(server), now = model[property];
+    if (!found) { return; }
+    var size = (Number(found[1]) * times).toFixed(2).replace(/\\.?0+$/, "") + found[2];
+    var done = scaled.get(model) || {};
+    done[property] = [size, server];
+    scaled.set(model, done);
+    var change = {};
+    change[property] = now !== null && typeof now === "object" ? Object.assign({}, now, {value: size}) : size;
+    model.setv(change, {sync: false});
+  }
+  var sizeOf = function (value) { return value !== null && typeof value === "object" ? value.value : value; };
+  // every *_font_size of `model` times `scale`, once (again if the server sends another size)
+  function enlarge(model, scale) {
+    var done = scaled.get(model) || {}, changed = false;
+    Object.keys(model.properties).forEach(function (property) {
+      var size = sizeOf(model[property]);
+      if (!/font_size$/.test(property) || typeof size !== "string") { return; }
+      if (done[property] && done[property][0] === size) { return; }
+      setSize(model, property, size, scale);
+      changed = true;
+    });
+    return changed;
+  }
+  // an axis name enlarged for presenter mode whose longest unbreakable piece is still longer than `room`: its
+  // type as much smaller as it must be, down to the server's size
+  function shrink(model, property, text, font, room) {
+    var done = scaled.get(model), pair = done && done[property];
+    if (!pair || pair[0] !== sizeOf(model[property])) { return false; }
+    var longest = Math.max.apply(null, text.split("\\n").map(function (line) { return width(line, font); }));
+    var times = Math.max(1, parseFloat(pair[0]) / parseFloat(pair[1]) * room / longest);
+    if (!(longest > room) || times >= parseFloat(pair[0]) / parseFloat(pair[1]) - 0.01) { return false; }
+    setSize(model, property, pair[1], times);
+    return true;
+  }
+  var list = function (x) { return Array.isArray(x) ? x : []; };
+  function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
+  window.lineareFitTitles = function () {
+    var index = window.Bokeh && window.Bokeh.index;
+    if (!index || !index.query) { return; }
+    var scale = Number(getComputedStyle(document.documentElement).getPropertyValue("--lineare-scale")) || 1;
+    Array.from(index.query(isPlot)).forEach(function (view) {
+      var figure = view.model, changed = false;
+      if (!view.canvas_view || view.el.getClientRects().length === 0) { return; }
+      var parts = [figure.title].concat(list(figure.above), list(figure.below), list(figure.left),
+                                        list(figure.right));
+      if (scale !== 1) {                      // the words on the picture too (a crossing's), not its glyphs
+        parts.concat(list(figure.center)).forEach(function (part) {
+          if (part && enlarge(part, scale)) { changed = true; }
+        });
+      }
+      var canvas = view.canvas_view.bbox.width;
+      parts.forEach(function (part) {
+        var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
+        var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
+        if (part && part.type === "Legend" && under && drawn.bbox) {
+          // a legend of several columns wider than the canvas (cut at both sides): one column
+          if ((drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1) && part.ncols !== 1) {
+            part.setv({ncols: 1}, {sync: false});
+            changed = true;
+          }
+        } else if (!box) {
+          return;
+        } else if (typeof part.text === "string" && drawn.panel && /above|below/.test(drawn.panel.side)) {
+          // a title starts at its panel's left edge, and ends before the canvas's right one
+          var left = box.left + (part.align === "left" ? part.offset || 0 : 0);
+          var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");
+          if (fit(part, "text", font, canvas - left - 4)) { changed = true; }
+        } else if ("axis_label" in part.properties) {
+          // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
+          // axis, the numbers button in a top corner. Measured on the canvas, not the frame: a wrapped name
+          // makes the frame smaller, and the other axis's name would wrap again, and this one (at 1.25× type
+          // a 280-px picture shrank to nothing)
+          var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
+          var room = flat ? 2 * Math.min(middle, canvas - middle)
+                          : 2 * Math.min(middle - 32 * scale, view.canvas_view.bbox.height - middle);
+          var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
+                      part.axis_label_text_font].join(" ");
+          if (fit(part, "axis_label", face, room - 8)) { changed = true; }
+          if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
+        }
+      });
+      // a title's new lines are measured once its text is drawn anew (a moment later); then the picture's numbers
+      // button finds its corner again (app/components/access.py)
+      if (changed) {
+        setTimeout(function () { view.request_layout(true); }, 50);
+        setTimeout(function () { if (window.lineareMark) { window.lineareMark(); } }, 150);
+      }
+    });
+  };
+  // the words a text alternative reads: the server's own title, its lines joined again
+  window.lineareTitle = function (model) {
+    return model && typeof model.text === "string" ? serverText(model, "text").replace(/\\n/g, " ") : "";
+  };
+})();
+</script>"""

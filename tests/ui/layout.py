@@ -5,16 +5,29 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
 - nothing overlaps: no two visible things (a line of text, a control, a picture, a picture's title drawn on
   its canvas) cover each other where neither holds the other (a button holds its words, a figure its
   numbers button: those are not overlaps; the numbers button over the picture's title is);
-- no picture cut off: Bokeh's canvas no wider than the figure's box;
+- no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
+  canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
+  axis names are checked for overlaps too (a numbers button over a vertical axis name);
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
 `layout(page)` returns these facts; `problems(facts)` the ones that break the rules, as sentences.
 """
-LAYOUT_JS = """() => {
-  // the page's own scripts fit the pictures to the column and add their numbers buttons every second or so:
-  // do it now, so that what is checked is what the student sees after that second
-  if (window.lineareTidy) { window.lineareTidy(); }
+LAYOUT_JS = """async () => {
+  // the page's own scripts fit the pictures to the column, wrap their long titles and add their numbers buttons
+  // every second or so: do it now (and let the pictures lay themselves out again), so that what is checked is
+  // what the student sees after that second
+  if (window.lineareTidy) { window.lineareTidy(); await new Promise(done => setTimeout(done, 250)); }
+  // a figure far from the screen is not painted (the player pauses it until it is scrolled near): painted now, as
+  // it will be then, for the check, and paused again after it
+  const plots = window.Bokeh && Bokeh.index && Bokeh.index.query ?
+    Array.from(Bokeh.index.query(v => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties)) : [];
+  const held = new Map();
+  for (const view of plots) {
+    let times = 0;
+    while (view.is_paused) { view.unpause(true); times++; }
+    if (times) { held.set(view, times); view.repaint(); }
+  }
   // read at the top of the page's scrolling area: what is below it is read where scrolling brings it
   const scroller = document.getElementById("main"), scrolled_to = scroller ? scroller.scrollTop : 0;
   if (scroller) { scroller.scrollTop = 0; }
@@ -88,9 +101,7 @@ LAYOUT_JS = """() => {
     }
   }
   // a Bokeh figure's titles are drawn on its canvas: their boxes, in the page's pixels
-  const cut = [];
-  const plots = window.Bokeh && Bokeh.index && Bokeh.index.query ?
-    Array.from(Bokeh.index.query(v => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties)) : [];
+  const cut = [], wide = [];
   for (const view of plots) {
     if (!seen(view.el) || !view.canvas_view) continue;
     // the figure's box may be shown smaller (CSS zoom); its canvas may be narrower than the box (cut off there)
@@ -101,11 +112,49 @@ LAYOUT_JS = """() => {
     for (const model of [view.model.title, ...(view.model.above || [])]) {     // the title, and lines under it
       const title = model && view.renderer_views.get(model), rect = title && title._rect;
       if (!rect || !model.text || !rect.width) continue;
+      const start = rect.sx - rect.anchor.x * rect.width;
+      if (start < -1 || start + rect.width > drawn + 1) {
+        wide.push(`title «${model.text}» spans ${Math.round(start)}…${Math.round(start + rect.width)} px of a ` +
+                  `${Math.round(drawn)}-px canvas`);
+      }
       const left = host.left + (rect.sx - rect.anchor.x * rect.width) * scale;
       const top = host.top + (rect.sy - rect.anchor.y * rect.height) * scale;
       add("title", view.canvas_view.el,
           {left, top, right: host.left + Math.min(rect.sx - rect.anchor.x * rect.width + rect.width, drawn) * scale,
            bottom: top + rect.height * scale}, model.text);
+    }
+    for (const legend of ["below", "above"].flatMap(side => view.model[side] || [])) {    // a legend under it
+      const box = legend.type === "Legend" && view.renderer_views.get(legend).bbox;
+      if (box && legend.visible && (box.left < -1 || box.right > drawn + 1)) {
+        wide.push(`a legend spans ${Math.round(box.left)}…${Math.round(box.right)} px of a ${Math.round(drawn)}-px ` +
+                  `canvas («${view.model.title ? view.model.title.text : ""}»)`);
+      }
+    }
+    // an axis's name, centred along its axis (Bokeh's own measure of its text; across the axis it is the axis's
+    // outer part)
+    const axes = ["below", "above", "left", "right"].flatMap(side => view.model[side] || []);
+    for (const axis of axes) {
+      const drawnAxis = view.renderer_views.get(axis), name = drawnAxis && drawnAxis._axis_label_view;
+      if (!name || !axis.visible || !drawnAxis.bbox || typeof axis.axis_label !== "string") continue;
+      if (!axis.axis_label) continue;
+      const text = name.graphics();
+      text.visuals = drawnAxis.visuals.axis_label_text.values();
+      text.angle = 0;
+      const length = text.size().width, b = drawnAxis.bbox, outer = drawnAxis.extents.axis_label;
+      const flat = drawnAxis.panel.side === "below" || drawnAxis.panel.side === "above";
+      const middle = flat ? b.hcenter : b.vcenter, room = flat ? drawn : view.canvas_view.bbox.height;
+      if (middle - length / 2 < -1 || middle + length / 2 > room + 1) {
+        wide.push(`axis name «${axis.axis_label}» is ${Math.round(length)} px long, on a ${Math.round(room)}-px ` +
+                  `side of its picture`);
+      }
+      const box = flat ? {left: middle - length / 2, right: middle + length / 2,
+                          top: drawnAxis.panel.side === "below" ? b.bottom - outer : b.top, bottom: 0}
+                       : {top: middle - length / 2, bottom: middle + length / 2,
+                          left: drawnAxis.panel.side === "left" ? b.left : b.right - outer, right: 0};
+      if (flat) box.bottom = box.top + outer; else box.right = box.left + outer;
+      add("axis name", view.canvas_view.el,
+          {left: host.left + box.left * scale, right: host.left + box.right * scale,
+           top: host.top + box.top * scale, bottom: host.top + box.bottom * scale}, axis.axis_label);
     }
   }
   // a Bokeh spinner's arrows are drawn inside its input box, by design (its own widget, one shadow root)
@@ -126,10 +175,11 @@ LAYOUT_JS = """() => {
     }
   }
   if (scroller) { scroller.scrollTop = scrolled_to; }
+  for (const [view, times] of held) { for (let i = 0; i < times; i++) view.pause(); }
   const main = document.getElementById("main"), header = document.getElementById("header");
   return {sideways: {page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
                      main: main ? main.scrollWidth - main.clientWidth : 0},
-          overlaps: [...new Set(overlaps)], targets, cut, items: items.length,
+          overlaps: [...new Set(overlaps)], targets, cut, wide, items: items.length,
           header: header ? header.getBoundingClientRect().height : 0, height: innerHeight};
 }"""
 
@@ -140,12 +190,14 @@ def layout(page):
 
 
 def problems(facts, smallest=24):
-    """The facts that break the rules: sideways scroll, overlaps, pictures cut off, controls under `smallest` px."""
+    """The facts that break the rules: sideways scroll, overlaps, pictures cut off, titles and axis names wider
+    than their picture, controls under `smallest` px."""
     found = []
     if facts["sideways"]["page"] > 0 or facts["sideways"]["main"] > 1:
         found.append(f"scrolls sideways: {facts['sideways']}")
     found += facts["overlaps"]
     found += [f"cut off: {c}" for c in facts["cut"]]
+    found += [f"wider than its picture: {w}" for w in facts["wide"]]
     found += [f"control «{t['what']}» is {t['w']:.0f}×{t['h']:.0f} px, under {smallest}" for t in facts["targets"]
               if t["w"] < smallest - 0.5 or t["h"] < smallest - 0.5]
     return found

@@ -1,6 +1,7 @@
 """Every page at 1366×768 (a classroom projector), sidebar open, both languages and both levels: nothing
 scrolls sideways, neither the window nor the page's own scrolling area (#main, where a too-wide table
 once hid), and the page's main pictures and its point sit inside the first screen."""
+import re
 import pytest
 
 from first_screen import PROJECTOR, WIDE, check_first_screen, scroll_to_every_section
@@ -16,6 +17,18 @@ TITLE_SIZE_JS = """() => {            // the page title's type size, found throu
     }
     return null; };
   return parseFloat(getComputedStyle(find(document)).fontSize); }"""
+
+# the sizes a projector enlarges, in px, on the first picture shown: its title, tick labels and axis names (drawn on
+# its canvas: Bokeh's own sizes) and its numbers button
+CHART_TYPE_JS = """() => {
+  const px = (size) => parseFloat(size) * (/pt$/.test(size) ? 4 / 3 : 1);
+  const plots = Bokeh.index.query(v => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties);
+  const view = Array.from(plots).find(v => v.el.getClientRects().length > 0 && v.model.title && v.model.title.text);
+  const figure = view.model, axis = figure.below[0];
+  const button = view.el.shadowRoot.querySelector(".lineare-numbers-button");
+  return {title: px(figure.title.text_font_size), ticks: px(axis.major_label_text_font_size),
+          name: px(axis.axis_label_text_font_size), button: parseFloat(getComputedStyle(button).fontSize)};
+}"""
 
 # The type a class reads from the back of the room: every text of the sidebar and the page (DOM text, a select's
 # shown choice, a text field's value) at 16 px at least, and a select's choice not cut by its box. Canvas text
@@ -124,15 +137,28 @@ def test_presenter_mode_folds_the_sidebar_and_enlarges_the_type(chromium, server
     try:
         page.goto(f"{server}/transition?lang=en")
         page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
+        page.wait_for_timeout(1600)                                   # the pictures' numbers buttons come
         normal = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--lineare-scale')")
         normal_title = page.evaluate(TITLE_SIZE_JS)
+        normal_chart = page.evaluate(CHART_TYPE_JS)
+        assert page.get_by_text("knobs on the left").count() == 1
         assert page.locator("#sidebar").first.is_visible()
         page.get_by_role("button", name="Presenter mode").click()
         page.wait_for_url("**present=1**", timeout=30_000)
         page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(1600)
         assert not page.locator("#sidebar").first.is_visible()
         present_title = page.evaluate(TITLE_SIZE_JS)
+        # the pictures' type, their numbers buttons and the player grow with the page's; their titles and axis
+        # names still fit, and nothing covers them
+        present_chart = page.evaluate(CHART_TYPE_JS)
+        for what, size in normal_chart.items():
+            assert present_chart[what] >= 1.25 * size - 0.5 if what != "name" else present_chart[what] > size, what
+        facts = layout(page)
+        assert problems(facts) == [], "\n".join(problems(facts))
+        # the knobs are in the folded sidebar: the intro sends to the menu's button
+        assert page.get_by_text(re.compile(r"(Open the menu|knobs in the menu) \(☰")).count() == 1
+        assert page.get_by_text("on the left").count() == 0
         assert normal.strip() == "" and page.evaluate(
             "getComputedStyle(document.documentElement).getPropertyValue('--lineare-scale')").strip() == "1.25"
         # the navigation keeps presenter mode, and the ☰ button still opens the sidebar for a knob

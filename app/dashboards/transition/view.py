@@ -83,7 +83,8 @@ class TransitionView(DashboardView):
                       + "\n\n" + _(KNOB_ON_RWKV7))
         self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
             r"One skeleton for the whole family, $S_t = S_{t-1} A_t + W_t$: the knobs turn the transition "
-            r"$A_t$ of one model into another's. What the knob computes is written under the pictures.")
+            r"$A_t$ of one model into another's. What the knob computes is written under the pictures.") + (
+            " " + _("Open the menu (☰, top left) and turn the knobs.") if session.present else "")
         self.lamp = pn.pane.HTML(stylesheets=[LAMP_CSS], sizing_mode="stretch_width", margin=(6, 10))
         self.setting = Explanation(session)
         self.jumps = {v: pn.widgets.Button(label=label(v), color="primary", variant="outline",
