@@ -1,5 +1,6 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
 from first_screen import LEGEND_MARKERS_JS, PROJECTOR, scroll_to_every_section
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 PAGE = "/memory-fails"
 
@@ -111,6 +112,23 @@ def map_numbers_fit(page):
     return len(shown), all(c["width"] + 2 <= c["cell"] for c in shown)
 
 
+def settle(page, predicate, timeout=20_000):
+    """Wait until the JS `predicate` holds (the server answers a new width in its own time), at most `timeout` ms;
+    what is then checked says what is wrong if it never does."""
+    try:
+        page.wait_for_function(predicate, timeout=timeout)
+    except PlaywrightTimeout:
+        pass
+
+
+MAP_FITS = f"() => {{ const c = ({MAP_NUMBERS_JS})(); return c !== null && c.every(x => x.width + 2 <= x.cell); }}"
+MAP_ALL = f"() => {{ const c = ({MAP_NUMBERS_JS})(); return c !== null && c.every(x => x.label); }}"
+# the queries to a row of the trained models' grid
+GRID_ACROSS = """() => { const r = [...Bokeh.documents[0].all_models].find(m => m.glyph &&
+    m.glyph.constructor.__name__ === "Rect" && "variant" in m.data_source.data);
+  return Math.max(...r.data_source.data.x) }"""
+
+
 # the trained models' grid (the squares of a source with a "variant" column): a square's size on the screen, and
 # where the square of `query` of the first model is
 GRID_JS = """(query) => {
@@ -147,9 +165,10 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
         page.goto(f"{server}{PAGE}?lang=en&task=128-32")
         scroll_to_every_section(page)
         page.wait_for_function(f"() => ({MAP_NUMBERS_JS})() !== null", timeout=120_000)
-        page.wait_for_timeout(1500)               # the page's script fits it to the column, the server its numbers
+        settle(page, MAP_FITS)                    # the page's script fits it to the column, the server its numbers
         shown, fit = map_numbers_fit(page)
         assert fit, page.evaluate(MAP_NUMBERS_JS)
+        settle(page, f"() => ({GRID_ACROSS})() < 32")
         grid = page.evaluate(GRID_JS, 32)
         assert grid["width"] >= 24 and grid["height"] >= 24, grid
         page.touchscreen.tap(grid["x"], grid["y"])
@@ -157,7 +176,8 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
         assert f"probe={grid['variant']}" in page.url
 
         page.set_viewport_size(PROJECTOR)
-        page.wait_for_timeout(1500)
+        settle(page, MAP_ALL)
+        settle(page, f"() => ({GRID_ACROSS})() === 32")
         shown, fit = map_numbers_fit(page)
         assert fit and shown == len(page.evaluate(MAP_NUMBERS_JS)), page.evaluate(MAP_NUMBERS_JS)
         grid = page.evaluate(GRID_JS, 32)

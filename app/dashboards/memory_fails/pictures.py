@@ -138,11 +138,13 @@ class WeightsPicture:
 
 
 def drawn(figure, size, before):
-    """A figure's size as the browser last drew it (its `inner_width`, `outer_height` …), or `before` until then."""
+    """A figure's size as the browser last drew it (its `inner_width`, `outer_height` …), or `before` until then
+    (or if what came is no size: the browser writes it, so a hostile one could write anything)."""
     try:
-        return getattr(figure, size)
+        value = getattr(figure, size)
     except UnsetValueError:
         return before
+    return value if isinstance(value, (int, float)) and 0 < value < 100_000 else before
 
 
 class TrainedPicture:
