@@ -571,7 +571,8 @@ TITLE_SCRIPT = """<script>
       var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
       if (part && part.type === "Legend" && under && drawn.bbox) {
         // a legend of several columns wider than the canvas (cut at both sides): one column
-        if ((drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1) && part.ncols !== 1) {
+        var outside = drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1;
+        if (drawn.bbox.width > 0 && outside && part.ncols !== 1) {
           part.setv({ncols: 1}, {sync: false});
           changed = true;
         }
