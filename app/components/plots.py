@@ -585,12 +585,15 @@ TITLE_SCRIPT = """<script>
         if (fit(part, "text", font, canvas - left - 4, view)) { changed = true; }
       } else if ("axis_label" in part.properties) {
         // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
-        // axis, the numbers button in a top corner. Measured on the canvas, not the frame: a wrapped name makes
-        // the frame smaller, and the other axis's name would wrap again, and this one (at 1.25× type a 280-px
-        // picture shrank to nothing)
+        // axis, the numbers button when it is in the top left corner. Measured on the canvas, not the frame: a
+        // wrapped name makes the frame smaller, and the other axis's name would wrap again, and this one (at
+        // 1.25× type a 280-px picture shrank to nothing)
         var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
+        var button = view.el.shadowRoot && view.el.shadowRoot.querySelector(".lineare-numbers-button");
+        var atLeft = button && button.style.left === "0px";
+        var corner = atLeft ? (parseFloat(button.style.top) || 0) + button.offsetHeight + 4 : 0;
         var room = flat ? 2 * Math.min(middle, canvas - middle)
-                        : 2 * Math.min(middle - 32 * scale, view.canvas_view.bbox.height - middle);
+                        : 2 * Math.min(middle - corner, view.canvas_view.bbox.height - middle);
         var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
                     part.axis_label_text_font].join(" ");
         if (fit(part, "axis_label", face, room - 8, view)) { changed = true; }
