@@ -455,22 +455,41 @@ TITLE_SCRIPT = """<script>
       return lines.join("\\n");
     }).join("\\n");
   }
-  var servers = new WeakMap();         // a model → {property: [the text shown, the server's own]}
+  // a model → {property: {shown: the text shown, server: the server's own, font, room, view: the figure's}}
+  var servers = new WeakMap();
   function serverText(model, property) {
-    var kept = servers.get(model), pair = kept && kept[property];
-    return pair && pair[0] === model[property] ? pair[1] : model[property];
+    var kept = servers.get(model), fitted = kept && kept[property];
+    return fitted && fitted.shown === model[property] ? fitted.server : model[property];
   }
+  var lineCount = function (text) { return text.split("\\n").length; };
   // show the server's text of model[property] wrapped to `room`; true when that changed what is shown
-  function fit(model, property, font, room) {
+  function fit(model, property, font, room, view) {
     var original = serverText(model, property);
     if (typeof original !== "string" || original === "" || !(room > 0)) { return false; }
-    var want = wrapped(original, font, room), kept = servers.get(model) || {};
-    kept[property] = [want, original];
+    var kept = servers.get(model) || {};
+    if (!kept[property]) {
+      // a text changed in the browser (the player's title of each step) is wrapped at once, before it is painted
+      model.properties[property].change.connect(function () { refit(model, property); });
+    }
+    var want = wrapped(original, font, room);
+    kept[property] = {shown: want, server: original, font: font, room: room, view: view};
     servers.set(model, kept);
     if (want === model[property]) { return false; }
     var change = {}; change[property] = want;
     model.setv(change, {sync: false});
     return true;
+  }
+  function refit(model, property) {
+    var fitted = servers.get(model)[property], now = model[property];
+    if (now === fitted.shown || typeof now !== "string") { return; }
+    var want = wrapped(now, fitted.font, fitted.room), before = lineCount(fitted.shown);
+    fitted.shown = want;
+    fitted.server = now;
+    if (want !== now) {
+      var change = {}; change[property] = want;
+      model.setv(change, {sync: false});
+    }
+    if (lineCount(want) !== before && !fitted.view.is_destroyed) { fitted.view.request_layout(true); }
   }
   var scaled = new WeakMap();          // a model → {property: [the size shown, the server's own]}
   // model[property] (a "14pt" or {value: "14pt"}) set to the server's size times `times`, not sent
@@ -516,54 +535,73 @@ TITLE_SCRIPT = """<script>
     if (!index || !index.query) { return; }
     var scale = Number(getComputedStyle(document.documentElement).getPropertyValue("--lineare-scale")) || 1;
     Array.from(index.query(isPlot)).forEach(function (view) {
-      var figure = view.model, changed = false;
       if (!view.canvas_view || view.el.getClientRects().length === 0) { return; }
-      var parts = [figure.title].concat(list(figure.above), list(figure.below), list(figure.left),
-                                        list(figure.right));
-      if (scale !== 1) {                      // the words on the picture too (a crossing's), not its glyphs
-        parts.concat(list(figure.center)).forEach(function (part) {
-          if (part && enlarge(part, scale)) { changed = true; }
-        });
-      }
-      var canvas = view.canvas_view.bbox.width;
-      parts.forEach(function (part) {
-        var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
-        var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
-        if (part && part.type === "Legend" && under && drawn.bbox) {
-          // a legend of several columns wider than the canvas (cut at both sides): one column
-          if ((drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1) && part.ncols !== 1) {
-            part.setv({ncols: 1}, {sync: false});
-            changed = true;
-          }
-        } else if (!box) {
-          return;
-        } else if (typeof part.text === "string" && drawn.panel && /above|below/.test(drawn.panel.side)) {
-          // a title starts at its panel's left edge, and ends before the canvas's right one
-          var left = box.left + (part.align === "left" ? part.offset || 0 : 0);
-          var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");
-          if (fit(part, "text", font, canvas - left - 4)) { changed = true; }
-        } else if ("axis_label" in part.properties) {
-          // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
-          // axis, the numbers button in a top corner. Measured on the canvas, not the frame: a wrapped name
-          // makes the frame smaller, and the other axis's name would wrap again, and this one (at 1.25× type
-          // a 280-px picture shrank to nothing)
-          var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
-          var room = flat ? 2 * Math.min(middle, canvas - middle)
-                          : 2 * Math.min(middle - 32 * scale, view.canvas_view.bbox.height - middle);
-          var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
-                      part.axis_label_text_font].join(" ");
-          if (fit(part, "axis_label", face, room - 8)) { changed = true; }
-          if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
+      // nothing painted until the figure is laid out again: a wrapped title painted in the old layout's
+      // one-line place reached above the canvas, and a sliver of it stayed there
+      view.pause();
+      var changed = false;
+      try {
+        changed = adjust(view, scale);
+      } finally {
+        if (changed) {
+          // a title's new lines are measured once its text is drawn anew (a moment later); then the picture's
+          // numbers button finds its corner again (app/components/access.py)
+          setTimeout(function () { view.unpause(true); view.request_layout(true); }, 50);
+          setTimeout(function () { if (window.lineareMark) { window.lineareMark(); } }, 150);
+        } else {
+          view.unpause(true);
         }
-      });
-      // a title's new lines are measured once its text is drawn anew (a moment later); then the picture's numbers
-      // button finds its corner again (app/components/access.py)
-      if (changed) {
-        setTimeout(function () { view.request_layout(true); }, 50);
-        setTimeout(function () { if (window.lineareMark) { window.lineareMark(); } }, 150);
       }
     });
   };
+  // the type of a figure's words enlarged for presenter mode, its titles, axis names and legends fitted to its
+  // canvas; true when anything changed
+  function adjust(view, scale) {
+    var figure = view.model, changed = false;
+    var parts = [figure.title].concat(list(figure.above), list(figure.below), list(figure.left),
+                                      list(figure.right));
+    if (scale !== 1) {                      // the words on the picture too (a crossing's), not its glyphs
+      parts.concat(list(figure.center)).forEach(function (part) {
+        if (part && enlarge(part, scale)) { changed = true; }
+      });
+    }
+    var canvas = view.canvas_view.bbox.width;
+    parts.forEach(function (part) {
+      var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
+      var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
+      if (part && part.type === "Legend" && under && drawn.bbox) {
+        // a legend of several columns wider than the canvas (cut at both sides): one column
+        var outside = drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1;
+        if (drawn.bbox.width > 0 && outside && part.ncols !== 1) {
+          part.setv({ncols: 1}, {sync: false});
+          changed = true;
+        }
+      } else if (!box) {
+        return;
+      } else if (typeof part.text === "string" && under) {
+        // a title starts at its panel's left edge, and ends before the canvas's right one
+        var left = box.left + (part.align === "left" ? part.offset || 0 : 0);
+        var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");
+        if (fit(part, "text", font, canvas - left - 4, view)) { changed = true; }
+      } else if ("axis_label" in part.properties) {
+        // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
+        // axis, the numbers button when it is in the top left corner. Measured on the canvas, not the frame: a
+        // wrapped name makes the frame smaller, and the other axis's name would wrap again, and this one (at
+        // 1.25× type a 280-px picture shrank to nothing)
+        var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
+        var button = view.el.shadowRoot && view.el.shadowRoot.querySelector(".lineare-numbers-button");
+        var atLeft = button && button.style.left === "0px";
+        var corner = atLeft ? (parseFloat(button.style.top) || 0) + button.offsetHeight + 4 : 0;
+        var room = flat ? 2 * Math.min(middle, canvas - middle)
+                        : 2 * Math.min(middle - corner, view.canvas_view.bbox.height - middle);
+        var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
+                    part.axis_label_text_font].join(" ");
+        if (fit(part, "axis_label", face, room - 8, view)) { changed = true; }
+        if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
+      }
+    });
+    return changed;
+  }
   // the words a text alternative reads: the server's own title, its lines joined again
   window.lineareTitle = function (model) {
     return model && typeof model.text === "string" ? serverText(model, "text").replace(/\\n/g, " ") : "";

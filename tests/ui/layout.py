@@ -125,7 +125,7 @@ LAYOUT_JS = """async () => {
     }
     for (const legend of ["below", "above"].flatMap(side => view.model[side] || [])) {    // a legend under it
       const box = legend.type === "Legend" && view.renderer_views.get(legend).bbox;
-      if (box && legend.visible && (box.left < -1 || box.right > drawn + 1)) {
+      if (box && box.width > 0 && legend.visible && (box.left < -1 || box.right > drawn + 1)) {
         wide.push(`a legend spans ${Math.round(box.left)}…${Math.round(box.right)} px of a ${Math.round(drawn)}-px ` +
                   `canvas («${view.model.title ? view.model.title.text : ""}»)`);
       }
