@@ -1,4 +1,5 @@
-"""Sidebar pieces several dashboards share: a bold section label and the mechanism-mode knobs."""
+"""Sidebar pieces several dashboards share: a bold section label, the mechanism-mode knobs, and an example
+number a student counts from 1."""
 import html
 
 import panel as pn
@@ -33,3 +34,14 @@ def mechanism_knobs(store):
         # new run is what a visitor waits for
         slider._debounce = KNOB_DEBOUNCE_MS
     return alpha, beta, seed
+
+
+def example_input(store, name):
+    """An IntInput of `store.example` as a student counts it, from 1: it shows example + 1 and writes back
+    value - 1. The store (and so the URL, and the links already shared) keeps counting from 0."""
+    first, last = store.param.example.bounds
+    example = pn.widgets.IntInput(name=name, value=store.example + 1, start=first + 1, end=last + 1,
+                                  sizing_mode="stretch_width")
+    example.param.watch(lambda event: event.new is not None and setattr(store, "example", event.new - 1), "value")
+    store.param.watch(lambda _event: setattr(example, "value", store.example + 1), "example")
+    return example

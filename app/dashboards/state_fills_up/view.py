@@ -11,7 +11,7 @@ import panel as pn
 
 from app import mechanism
 from app.components.code import CODE_CSS, source_html
-from app.components.controls import mechanism_knobs, sidebar_label
+from app.components.controls import example_input, mechanism_knobs, sidebar_label
 from app.components.player import FrameText, Player
 from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
@@ -120,8 +120,7 @@ class StateView(DashboardView):
             options={_(mechanism.PRESET_NAMES[p]): p for p in mechanism.PRESETS})
         pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs"), sizing_mode="stretch_width",
                                                 throttled=True)           # a new run when released
-        example = pn.widgets.IntInput.from_param(store.param.example, name=_("Example number"),
-                                                 sizing_mode="stretch_width")
+        example = example_input(store, _("Example number"))                 # counted from 1, the URL from 0
         text = pn.widgets.TextAreaInput.from_param(
             store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
             sizing_mode="stretch_width", height=90)
