@@ -1,5 +1,5 @@
-"""Sidebar pieces several dashboards share: a bold section label, the mechanism-mode knobs, and an example
-number a student counts from 1."""
+"""Sidebar pieces several dashboards share: a bold section label, a plain note under a control, the
+mechanism-mode knobs, and an example number a student counts from 1."""
 import html
 
 import panel as pn
@@ -14,6 +14,13 @@ def sidebar_label(text):
     """A bold heading above a group of sidebar controls (text is escaped)."""
     return pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
                         stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
+
+
+def sidebar_note(text):
+    """A short plain line under a sidebar control that says what it means (text is escaped)."""
+    return pn.pane.HTML(f"<span>{html.escape(text)}</span>", margin=(0, 10, 4, 10), sizing_mode="stretch_width",
+                        stylesheets=[":host { font-size: calc(14px * var(--lineare-scale, 1)); color: #52606d; "
+                                     "line-height: 1.35; }"])
 
 
 def mechanism_knobs(store):
