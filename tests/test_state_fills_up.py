@@ -212,3 +212,43 @@ def test_the_knobs_run_the_model_when_released_and_a_drag_moves_only_their_label
         assert getattr(store, param_name) == moved and store.result is not run, name
     store.alpha = 0.8
     assert controls["Forget α (1 keeps everything)"].value == 0.8
+
+
+@pytest.mark.parametrize("mode", ["mechanism", "trained"])
+def test_the_example_counts_from_one_on_the_page_and_from_zero_in_the_link(mode):
+    """A student reads «Example number 1» for the first example: the input counts from 1, the store (and so
+    the URL, and the links already shared, and the example's seed) from 0."""
+    from app.dashboards.state_fills_up.view import StateView
+    from app.i18n import language
+    from app.session import Session
+
+    store = StateStore(mode=mode, variant="deltanet", source="mqar", pairs=8)
+    with language("en"):
+        controls = {getattr(c, "name", None): c for c in StateView(store=store, session=Session()).controls()}
+    example = controls["Example number"]
+    assert (store.example, example.value, example.start) == (0, 1, 1)
+    example.value = 3                                          # typed by the student
+    assert store.example == 2
+    store.example = 6                                          # from a link or a lesson card
+    assert example.value == 7
+
+
+@pytest.mark.parametrize("lang, words", [("en", "multi-query associative recall"),
+                                         ("it", "richiamo associativo con più domande")])
+def test_the_mqar_button_is_explained_under_it_in_plain_words(lang, words):
+    """The Sequence button says only «MQAR» (it must fit a phone): the line under it spells the acronym out
+    and says what the sequence is, while the buttons show; in trained mode both are hidden."""
+    from app.dashboards.state_fills_up.view import StateView
+    from app.i18n import language
+    from app.session import Session
+
+    store = StateStore(variant="deltanet")
+    with language(lang):
+        controls = StateView(store=store, session=Session()).controls()
+    source = next(c for c in controls if "mqar" in getattr(c, "options", {}).values())
+    assert [k for k, v in source.options.items() if v == "mqar"] == ["MQAR"]
+    after = controls[controls.index(source) + 1]
+    note = html.unescape(re.sub("<[^>]+>", "", getattr(after, "object", "") or ""))
+    assert note.startswith(f"MQAR ({words})") and after.visible
+    store.mode = "trained"
+    assert not after.visible and not source.visible

@@ -1,4 +1,5 @@
-"""Sidebar pieces several dashboards share: a bold section label and the mechanism-mode knobs."""
+"""Sidebar pieces several dashboards share: a bold section label, a plain note under a control, the
+mechanism-mode knobs, and an example number a student counts from 1."""
 import html
 
 import panel as pn
@@ -13,6 +14,13 @@ def sidebar_label(text):
     """A bold heading above a group of sidebar controls (text is escaped)."""
     return pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
                         stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
+
+
+def sidebar_note(text):
+    """A short plain line under a sidebar control that says what it means (text is escaped)."""
+    return pn.pane.HTML(f"<span>{html.escape(text)}</span>", margin=(0, 10, 4, 10), sizing_mode="stretch_width",
+                        stylesheets=[":host { font-size: calc(14px * var(--lineare-scale, 1)); color: #52606d; "
+                                     "line-height: 1.35; }"])
 
 
 def mechanism_knobs(store):
@@ -33,3 +41,14 @@ def mechanism_knobs(store):
         # new run is what a visitor waits for
         slider._debounce = KNOB_DEBOUNCE_MS
     return alpha, beta, seed
+
+
+def example_input(store, name):
+    """An IntInput of `store.example` as a student counts it, from 1: it shows example + 1 and writes back
+    value - 1. The store (and so the URL, and the links already shared) keeps counting from 0."""
+    first, last = store.param.example.bounds
+    example = pn.widgets.IntInput(name=name, value=store.example + 1, start=first + 1, end=last + 1,
+                                  sizing_mode="stretch_width")
+    example.param.watch(lambda event: event.new is not None and setattr(store, "example", event.new - 1), "value")
+    store.param.watch(lambda _event: setattr(example, "value", store.example + 1), "example")
+    return example

@@ -82,7 +82,7 @@ def test_italian_superiore_and_bad_links(open_page):
     page.get_by_role("button", name="Superiore").click()
     page.locator("math").first.wait_for()
     assert page.locator("math").count() > 10
-    page.get_by_text("Esempio 0: 64 token, 8 coppie.").wait_for()   # the trained models' status line
+    page.get_by_text("Esempio 1: 64 token, 8 coppie.").wait_for()   # the first example, counted from 1
     assert visit.errors == [] and visit.remote == []
 
 

@@ -4,6 +4,7 @@ import html
 import numpy as np
 import panel as pn
 
+from app.components.controls import example_input
 from app.components.later import Later
 from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
@@ -168,12 +169,7 @@ class MemoryView(DashboardView):
             store.param.task, name=_("Trained models: task"), sizing_mode="stretch_width",
             options={_("{length} tokens, {pairs} pairs").format(length=L, pairs=K): name
                      for name, (L, K) in TASKS.items()})
-        # students count from 1: the input shows example + 1 (the URL keeps its number from 0, so links stay)
-        first, last = store.param.example.bounds
-        example = pn.widgets.IntInput(name=_("Trained models: example"), value=store.example_number,
-                                      start=first + 1, end=last + 1, sizing_mode="stretch_width")
-        example.param.watch(lambda event: event.new is not None and setattr(store, "example", event.new - 1), "value")
-        store.param.watch(lambda _event: setattr(example, "value", store.example_number), "example")
+        example = example_input(store, _("Trained models: example"))      # counted from 1, as the status line
 
         probe = pn.widgets.Select.from_param(store.param.probe, name=_("Trained models: model taken apart"),
                                              sizing_mode="stretch_width",

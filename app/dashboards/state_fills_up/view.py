@@ -11,7 +11,7 @@ import panel as pn
 
 from app import mechanism
 from app.components.code import CODE_CSS, source_html
-from app.components.controls import mechanism_knobs, sidebar_label
+from app.components.controls import example_input, mechanism_knobs, sidebar_label, sidebar_note
 from app.components.player import FrameText, Player
 from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
@@ -115,13 +115,15 @@ class StateView(DashboardView):
             store.param.source, name=_("Sequence"), sizing_mode="stretch_width", color="primary",
             variant="outline",
             options={_("Preset"): "preset", _("MQAR"): "mqar", _("Typed"): "typed"})
+        # the button stays short enough for a phone; the line under it says what the acronym is
+        mqar_note = sidebar_note(_("MQAR (multi-query associative recall): first the pairs name:number, then each "
+                                   "name comes back as a question."))
         preset = pn.widgets.Select.from_param(
             store.param.preset, name=_("Preset"), sizing_mode="stretch_width",
             options={_(mechanism.PRESET_NAMES[p]): p for p in mechanism.PRESETS})
         pairs = pn.widgets.IntSlider.from_param(store.param.pairs, name=_("Pairs"), sizing_mode="stretch_width",
                                                 throttled=True)           # a new run when released
-        example = pn.widgets.IntInput.from_param(store.param.example, name=_("Example number"),
-                                                 sizing_mode="stretch_width")
+        example = example_input(store, _("Example number"))                 # counted from 1, the URL from 0
         text = pn.widgets.TextAreaInput.from_param(
             store.param.text, name=_("Your tokens (name:number, name?, ·)"), max_length=mechanism.MAX_CHARS,
             sizing_mode="stretch_width", height=90)
@@ -138,7 +140,7 @@ class StateView(DashboardView):
 
         def show(*_events):
             trained = store.mode == "trained"
-            for widget in (source_label, source, heads_label, heads, keys_label, keys):
+            for widget in (source_label, source, mqar_note, heads_label, heads, keys_label, keys):
                 widget.visible = not trained
             seed.visible = not trained and (store.keys == "random" or heads.value > 1)
             layer_label.visible = layer.visible = trained
@@ -151,8 +153,8 @@ class StateView(DashboardView):
 
         store.param.watch(show, ["mode", "source", "variant", "keys", "heads"])
         show()
-        return [mode_label, mode, variant, layer_label, layer, source_label, source, preset, pairs, example, text,
-                keys_label, keys, heads_label, heads, alpha, beta, seed]
+        return [mode_label, mode, variant, layer_label, layer, source_label, source, mqar_note, preset, pairs, example,
+                text, keys_label, keys, heads_label, heads, alpha, beta, seed]
 
     def __panel__(self):
         # the point first: what the token does, then the memory and its answer; how to read it below

@@ -259,17 +259,16 @@ class GenerationView(pn.viewable.Viewer):
         crossing = format_number(result.crossing)
         self.point.param.update(
             elementare=_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for every "
-                         "word it has read (solid line in «Memory held while generating»): from token {crossing} on "
-                         "they take more room than the fixed-size summary (dashed line), and they keep growing. Its "
-                         "work grows faster still (in «The work bill: multiply-adds per token»): each new word is "
-                         "compared with all the words before it, so twice the text is four times the work (the "
-                         "triangle), while the summary does the same fixed update for every word (the "
-                         "strip).").format(crossing=crossing),
-            superiore=_("**The KV cache grows as O(t), the state stays O(1).** «Memory held while generating»: the "
-                        "cache's $2\\,t\\,H\\,d\\,b$ bytes pass the state's $H\\,d_k\\,d_v\\,b$ at token {crossing} "
-                        "($t > d/2$). «The work bill: multiply-adds per token»: the work per token, $H\\,t\\,(d_k + "
-                        "d_v)$ multiply-adds with softmax against $2 H d_k d_v$ with the state: reading $n$ tokens is "
-                        "a triangle, $O(n^2 d)$, against a strip, $O(n d^2)$. Twice the text, four times the work."
+                         "word it has read (solid line, first picture): from token {crossing} on they take more room "
+                         "than the fixed-size summary (dashed line), and they keep growing. Its work grows faster "
+                         "still (second picture): each new word is compared with all the words before it, so twice "
+                         "the text is four times the work (the triangle), while the summary does the same fixed "
+                         "update for every word (the strip).").format(crossing=crossing),
+            superiore=_("**The KV cache grows as O(t), the state stays O(1).** First picture: the cache's "
+                        "$2\\,t\\,H\\,d\\,b$ bytes pass the state's $H\\,d_k\\,d_v\\,b$ at token {crossing} ($t > "
+                        "d/2$). Second picture: the work per token, $H\\,t\\,(d_k + d_v)$ multiply-adds with softmax "
+                        "against $2 H d_k d_v$ with the state: reading $n$ tokens is a triangle, $O(n^2 d)$, against "
+                        "a strip, $O(n d^2)$. Twice the text, four times the work."
                         ).replace("{crossing}", crossing))
 
     def _draw_setup(self, *_events):
