@@ -89,7 +89,16 @@ class Wire:
         for marker in markers:
             assert await self.patch([{"kind": "ModelChanged", "model": {"id": marker.id}, "attr": "seen",
                                       "new": True}]) == ("OK", None)
-        return await self.pull() if markers else document
+        # the server may answer the patch before it has put the section in the marker's place: pull until
+        # no marker is left (a browser sees the section when it comes)
+        for _attempt in range(100):
+            if not markers:
+                return document
+            document = await self.pull()
+            markers = [model for model in document.models if re.fullmatch(r"Near\d*", type(model).__name__)]
+            if markers:
+                await asyncio.sleep(0.1)
+        raise AssertionError(f"sections not made after their markers were seen: {len(markers)}")
 
     def message(self, msgtype, content):
         """A message of any type with any content (what a browser would never send)."""

@@ -149,3 +149,21 @@ def test_two_bills_makes_its_measured_times_when_scrolled_to_and_sends_them_the_
     lines = {m.id for m in doc.models if isinstance(m, ColumnDataSource) and len(m.data.get("y_all", [])) == 16}
     assert len(lines - before) == 2                                # the times' medians, every token of the run
     assert player.run == runs + 1 and player.jump == -1           # the browser redraws its own frame
+
+
+def test_the_transition_pages_small_multiples_are_made_when_scrolled_to():
+    """Three models on the same sequence: their pictures, choices and scores are made when scrolled to, drawn
+    from the store's comparisons."""
+    from panel.io.state import set_curdoc
+
+    from app.components.later import Near
+
+    doc, template = page_document("transition")
+    assert len(figures(doc)) == 3                                  # the transition, the memory, the answers
+    assert "Three models on the same sequence" in texts(doc) and "Model 1" not in texts(doc)
+    marker, = template.main[0].select(Near)
+    with set_curdoc(doc):
+        marker.seen = True
+    assert len(figures(doc)) == 6 and "Model 3" in texts(doc)
+    titles = [figure.title.text for figure in figures(doc)]
+    assert titles.count("Memory S at the end") + titles.count("Value cache (it grows)") >= 3   # drawn

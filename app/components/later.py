@@ -40,11 +40,13 @@ class Near(JSComponent):
 
 
 class Later(pn.viewable.Viewer):
-    """A section made by `make()` when the browser scrolls near it, or when `section()` asks for it."""
+    """A section made by `make()` when the browser scrolls near it, or when `section()` asks for it;
+    `placed(section)`, if given, once the section is in the page (a player told then to draw its frame again
+    finds the section's pictures in the browser: told before, it missed them)."""
 
-    def __init__(self, make, height=400):
+    def __init__(self, make, height=400, placed=None):
         super().__init__()
-        self._make, self._section = make, None
+        self._make, self._section, self._placed = make, None, placed
         near = Near(height=height, sizing_mode="stretch_width", margin=0, css_classes=[MARKER])
         near.param.watch(lambda _event: self.section(), "seen")
         self._column = pn.Column(near, sizing_mode="stretch_width", margin=0)
@@ -64,14 +66,13 @@ class Later(pn.viewable.Viewer):
 
     def section(self):
         if self._section is None:
-            # one message to the browser: the section, and what making it changed elsewhere (a player told
-            # to draw its frame again finds the section's pictures there)
-            with pn.io.hold():
-                self._section = self._make()
-                finish = getattr(self._doc(), FINISH, None)
-                if finish is not None:
-                    finish(self._section)
-                self._column.objects = [self._section]
+            self._section = self._make()
+            finish = getattr(self._doc(), FINISH, None)
+            if finish is not None:
+                finish(self._section)
+            self._column.objects = [self._section]
+            if self._placed is not None:
+                self._placed(self._section)
         return self._section
 
     def __panel__(self):

@@ -4,6 +4,8 @@ Few page loads on purpose: each one costs seconds on a busy machine.
 """
 import re
 
+from first_screen import scroll_to_every_section
+
 PAGE = "/transition"
 
 
@@ -59,6 +61,7 @@ def test_turning_the_knobs_and_reopening_the_link(open_page):
     for _ in range(10):
         beta.press("ArrowLeft")
     wait_for_lamp(page, "Between two models: Mamba-2 and Gated DeltaNet")
+    scroll_to_every_section(page)                                # the small multiples: made when scrolled to
     page.locator("select").nth(2).select_option(label="GLA")      # small multiple 2
     page.wait_for_function("() => ['gate=scalar', 'beta=0.5', 'model2=gla']"
                            ".every(s => window.location.search.includes(s))")
@@ -68,6 +71,7 @@ def test_turning_the_knobs_and_reopening_the_link(open_page):
     again = open_page()
     reopened = again.open(page.url.replace(visit.server, "") + "&model1=gpt&seed=x&model3=%3Cb%3E")
     wait_for_lamp(reopened, "Between two models: Mamba-2 and Gated DeltaNet")
+    scroll_to_every_section(reopened)
     assert reopened.locator("tr.near").count() == 2 and reopened.locator("tr.lit").count() == 0
     assert reopened.get_by_role("radio", name="Scalar: one per token").is_checked()
     assert reopened.locator("select").nth(2).input_value() == "GLA"

@@ -228,7 +228,7 @@ class HeadPanel:
         cards, self.second = [self.card(n) for n in names[:FIRST_ROW]], names[FIRST_ROW:]
         if self.second:
             if self.rest is None:
-                self.rest = Later(self._make_second_row)
+                self.rest = Later(self._make_second_row, placed=lambda _row: self._redraw_frame())
             self._size_second_row()
             if self.second_row is not None:
                 self.second_row.objects = [self.card(n) for n in self.second]
@@ -245,9 +245,11 @@ class HeadPanel:
         self.second_row = pn.FlexBox(*[self.card(n) for n in self.second], sizing_mode="stretch_width", margin=0)
         if self.run is not None:
             self._show_second_row(*self.run)
-            if self.player is not None:
-                self.player.new_run(self.player.length)
         return self.second_row
+
+    def _redraw_frame(self):
+        if self.run is not None and self.player is not None:
+            self.player.new_run(self.player.length)
 
     def shown(self):
         """The names of the cards on the page (the second row's once it is made)."""

@@ -6,6 +6,7 @@ import numpy as np
 import panel as pn
 
 from app.components.controls import mechanism_knobs, sidebar_label
+from app.components.later import Later
 from app.components.plots import MatrixPicture
 from app.components.style import LAMP_CSS
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -46,6 +47,7 @@ KNOB_ON_RWKV7 = N_(r"Near RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
 CARD = dict(margin=(0, 8, 12, 0))
+SMALL_HEIGHT = 1140            # the three small multiples at 1366×768 (two lines), held by their marker until made
 
 
 def number(x, decimals=2):
@@ -107,7 +109,8 @@ class TransitionView(DashboardView):
         self.table = pn.pane.HTML(stylesheets=[TEXT_CSS, TABLE_CSS], sizing_mode="stretch_width",
                                   margin=(4, 10))
 
-        self.small = [self._small_multiple(slot) for slot in range(3)]
+        # below the first screen: the three small multiples, made with their pictures when scrolled near
+        self.smalls, self._small = Later(self._make_small, height=SMALL_HEIGHT), []
 
         # explanations next to the pictures: they only follow the level
         explain = lambda plain, formulas: Explanation(session, elementare=plain, superiore=formulas)
@@ -198,9 +201,20 @@ class TransitionView(DashboardView):
             self.jump_row,
             cards, self.intro_more,
             heading(_("The family in one table")), self.table, self.table_help,
-            heading(_("Three models on the same sequence")), self.small_help,
-            pn.FlexBox(*(s["card"] for s in self.small), sizing_mode="stretch_width"),
+            heading(_("Three models on the same sequence")), self.small_help, self.smalls,
             sizing_mode="stretch_width")
+
+    @property
+    def small(self):
+        """The three small multiples (made now if not yet): their pictures, scores and cards."""
+        self.smalls.section()
+        return self._small
+
+    def _make_small(self):
+        self._small = [self._small_multiple(slot) for slot in range(3)]
+        for small, comparison in zip(self._small, self.store.compared):
+            self._draw_small(small, comparison, self.store.sequence)
+        return pn.FlexBox(*(s["card"] for s in self._small), sizing_mode="stretch_width")
 
     # -- drawing
 
@@ -217,7 +231,7 @@ class TransitionView(DashboardView):
             self.answers.object = answers_html(knob.recall)
             for variant, button in self.jumps.items():
                 button.variant = "solid" if variant in knob.match.exact else "outline"
-            for small, comparison in zip(self.small, store.compared):
+            for small, comparison in zip(self._small, store.compared):         # none until scrolled to
                 self._draw_small(small, comparison, sequence)
 
     def _draw_small(self, small, comparison, sequence):

@@ -169,7 +169,8 @@ class GenerationView(pn.viewable.Viewer):
         self.texts = pn.FlexBox(pn.Column(memory_text, width=470, margin=(0, 12, 0, 0)), work_text,
                                 sizing_mode="stretch_width")
         # below the first screen: the measured times, made with their pictures when the visitor scrolls near them
-        self.measured = Later(self._make_measured, height=MEASURED_HEIGHT)
+        self.measured = Later(self._make_measured, height=MEASURED_HEIGHT,
+                              placed=lambda _section: self.player.new_run(self.player.length))
         self.cards = pn.Column(heading(_("Time per token, measured on this server")), self.measured,
                                sizing_mode="stretch_width")
         store.param.watch(self._reconfigure, ["result"])
@@ -224,7 +225,6 @@ class GenerationView(pn.viewable.Viewer):
         shows (the server does not know which: the browser steps alone)."""
         section = MeasuredSection(self.store, self.session)
         section.show(self.store.result, self.player.frame())
-        self.player.new_run(self.player.length)
         return section
 
     def _reconfigure(self, *events):
