@@ -172,11 +172,12 @@ class TrainedPicture:
         self.picked = ColumnDataSource({"x": [], "y": [], "h": []})        # the answer taken apart below
         self.grid.rect(x="x", y="y", width=0.98, height="h", source=self.picked, fill_alpha=0, line_color=INK,
                        line_width=3)
-        self.example, self.chosen, self.rows, self.across = None, None, 1, None
+        self.example, self.chosen, self.rows, self.across, self.models = None, None, 1, None, 0
+        self._fit_coming = False
         # the browser says how wide it draws the grid (app/websocket.py lets it): a square narrower than a
         # fingertip's target wraps the queries into rows
-        for size in ("inner_width", "outer_width"):
-            self.grid.on_change(size, lambda _attr, _old, _new: self.fit())
+        for size in ("inner_width", "outer_width", "inner_height", "outer_height"):
+            self.grid.on_change(size, lambda _attr, _old, _new: self.fit_soon())
         self.grid.select_one(TapTool).behavior = "select"
         self._on_pick = on_pick
         self.cells.selected.on_change("indices", self.clicked)
@@ -214,12 +215,8 @@ class TrainedPicture:
                 columns["expected"].append(int(want))
                 columns["predicted"].append(int(got))
                 columns["variant"].append(variant)
-        self.rows, self.across = rows, across
-        # each row of squares at least as high as wide: the figure grows with the rows
-        margin = drawn(self.grid, "outer_height", self.HEIGHT) - drawn(self.grid, "inner_height",
-                                                                        self.HEIGHT - self.MARGINS[1])
-        height = round(margin + len(models) * rows * self.SQUARE * 0.92 / 0.86 / self._band(rows) + 1)
-        self.grid.update(height=max(self.HEIGHT, height))
+        self.rows, self.across, self.models = rows, across, len(models)
+        self._grow()
         self.grid.xaxis.axis_label = (_("query, in the order asked") if rows == 1 else
                                       _("query, in the order asked, {n} to a row").format(n=across))
         self.grid.x_range.update(start=0.5, end=across + 0.5)
@@ -237,10 +234,39 @@ class TrainedPicture:
         rows = -(-K // fit)
         return rows, -(-K // rows)                                       # the rows as even as they can be
 
+    def _grow(self, shrink=True):
+        """Each row of squares at least as high as wide: the figure grows with the rows. Its part outside the
+        frame is as the browser last drew it (a title wrapped onto two lines on a phone takes a line more)."""
+        margin = drawn(self.grid, "outer_height", self.HEIGHT) - drawn(self.grid, "inner_height",
+                                                                        self.HEIGHT - self.MARGINS[1])
+        height = round(margin + self.models * self.rows * self.SQUARE * 0.92 / 0.86 / self._band(self.rows) + 1)
+        height = max(self.HEIGHT, height if shrink else max(height, self.grid.height))
+        if height != self.grid.height:
+            self.grid.update(height=height)
+
+    def fit_soon(self):
+        """fit() once the browser's message is applied whole: it sends the four sizes together, and one read
+        between them (a new outer height beside the old inner one) would make the margin look larger."""
+        doc = self.grid.document
+        if doc is None or getattr(doc, "session_context", None) is None:
+            self.fit()
+        elif not self._fit_coming:
+            self._fit_coming = True
+
+            def later():
+                self._fit_coming = False
+                self.fit()
+            doc.add_next_tick_callback(later)
+
     def fit(self):
-        """The grid again if the width the browser draws it at wants another number of rows."""
-        if self.example is not None and self._rows(len(self.example.positions)) != (self.rows, self.across):
+        """The grid again if the width the browser draws it at wants another number of rows; else its height
+        again if the part outside its frame changed (a title wrapped in the browser)."""
+        if self.example is None:
+            return
+        if self._rows(len(self.example.positions)) != (self.rows, self.across):
             self.show(self.example)
+        elif self.rows > 1:
+            self._grow(shrink=False)
 
     @staticmethod
     def _band(rows):
