@@ -185,8 +185,14 @@ LAYOUT_JS = """async () => {
 
 
 def layout(page):
-    """The layout facts of the loaded page (see LAYOUT_JS)."""
-    return page.evaluate(LAYOUT_JS)
+    """The layout facts of the loaded page (see LAYOUT_JS). The page's own pass that fits titles and numbers
+    buttons runs every second: a problem seen once is read again after that second (a title the server had just
+    changed, a figure laid out again after a wrap), and only what is still there counts."""
+    facts = page.evaluate(LAYOUT_JS)
+    if problems(facts):
+        page.wait_for_timeout(1500)
+        facts = page.evaluate(LAYOUT_JS)
+    return facts
 
 
 def problems(facts, smallest=24):
