@@ -579,10 +579,15 @@ TITLE_SCRIPT = """<script>
       } else if (!box) {
         return;
       } else if (typeof part.text === "string" && under) {
-        // a title starts at its panel's left edge, and ends before the canvas's right one
+        // a title starts at its panel's left edge, and ends before the numbers button in the canvas's top right
+        // corner. Leaving that corner free always keeps the button there: a title that took it sent the button
+        // to the top left, the vertical axis's name wrapped away from it, the frame moved right, the title
+        // wrapped, the button went back… and the picture changed at every pass of the page's tidying
         var left = box.left + (part.align === "left" ? part.offset || 0 : 0);
         var font = [part.text_font_style, part.text_font_size, part.text_font].join(" ");
-        if (fit(part, "text", font, canvas - left - 4, view)) { changed = true; }
+        var numbers = view.el.shadowRoot && view.el.shadowRoot.querySelector(".lineare-numbers-button");
+        var corner = numbers && numbers.offsetWidth > 0 ? numbers.offsetWidth + 4 : 0;
+        if (fit(part, "text", font, canvas - left - 4 - corner, view)) { changed = true; }
       } else if ("axis_label" in part.properties) {
         // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
         // axis, the numbers button when it is in the top left corner. Measured on the canvas, not the frame: a
