@@ -101,3 +101,19 @@ def is_local(url):
     if parts.scheme in ("data", "blob", "about"):
         return True
     return parts.hostname in ("localhost", "127.0.0.1")
+
+
+def wait_until_quiet(page, sent, quiet_ms=1500, timeout_ms=30_000):
+    """Wait until the page has sent nothing over its websocket for `quiet_ms` (`sent`: a list the page's
+    `framesent` handler appends to). A page still settling sends the figures' drawn sizes when its titles
+    wrap (Bokeh syncs `inner_width`/`inner_height`): a fixed wait let that land in a test's "sends
+    nothing" window on a loaded machine."""
+    waited, count = 0, len(sent)
+    quiet_since = 0
+    while quiet_since < quiet_ms:
+        if waited >= timeout_ms:
+            raise TimeoutError(f"the page kept sending for {timeout_ms} ms ({len(sent)} frames)")
+        page.wait_for_timeout(100)
+        waited += 100
+        quiet_since = quiet_since + 100 if len(sent) == count else 0
+        count = len(sent)

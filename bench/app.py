@@ -54,6 +54,7 @@ from panel.io.state import set_curdoc
 
 from app.dashboards.state_fills_up.model import head_frame, limits_of
 from app.dashboards.state_fills_up.pictures import HeadPanel
+from app.devtools import wait_until_quiet
 from bench import engine as engine_bench
 from engine.ops import VARIANTS
 from engine.stepping import run
@@ -264,7 +265,7 @@ def open_knob_page(chromium, url, knob, traffic):
     page.goto(url + knob.path)
     page.locator('nav a[aria-current="page"]').wait_for(timeout=60_000)
     page.locator(".bk-Figure").nth(knob.figure).wait_for(timeout=60_000)
-    page.wait_for_timeout(1500)                       # first render and the session's first patches
+    wait_until_quiet(page, traffic["sent"])            # first render and the page's own first patches
     return context, page
 
 

@@ -191,6 +191,7 @@ class Player(JSComponent):
           if (e.isIntersecting) {
             onScreen.add(e.target)
             if (view && paused.has(view)) { paused.delete(view); view.unpause() }
+            if (view && withLegends.includes(view)) { paintLegends(view) }
           } else {
             onScreen.delete(e.target)
             if (view && !paused.has(view) && view.pause) { paused.add(view); view.pause() }
@@ -277,13 +278,20 @@ class Player(JSComponent):
       // bills' legends went after Play). The legends of the figures on screen are repainted with each frame.
       // The list is made with the map of pictures (at each new run), not at each frame: walking every view of
       // the page took ~5 ms a step with 4 heads.
+      // A figure coming on screen gets its legends repainted too (one painted off screen, or before its series,
+      // stayed blank), and figures made after the page (a section made when scrolled to) are mapped when the
+      // page's tidying pass first sees them (`lineare:pictures`, app/components/plots.py).
       function repaintLegends() {
         for (const view of withLegends) {
-          if (view.is_destroyed || !onScreen.has(view.el)) { continue }
-          const legends = [...view.renderer_views.values()].filter(r => r.model.type === "Legend")
-          if (legends.length) { view.request_paint(...legends) }
+          if (!view.is_destroyed && onScreen.has(view.el)) { paintLegends(view) }
         }
       }
+      function paintLegends(view) {
+        const legends = [...view.renderer_views.values()].filter(r => r.model.type === "Legend")
+        if (legends.length) { view.request_paint(...legends) }
+      }
+      const newPictures = () => { mapPictures(); repaintLegends() }
+      document.addEventListener("lineare:pictures", newPictures)
 
       function draw(m, all) {                   // one picture's part at frame t
         const tags = m.tags || []
@@ -427,6 +435,7 @@ class Player(JSComponent):
           if (view && paused.has(view)) { paused.delete(view); view.unpause() }
         }
         document.removeEventListener("keydown", onKey)
+        document.removeEventListener("lineare:pictures", newPictures)
         document.removeEventListener("pointerdown", onPointer, true)
         if (location) { location.properties.search.change.disconnect(restore) }
         delete document.body.dataset.lineareKeys

@@ -530,11 +530,18 @@ TITLE_SCRIPT = """<script>
   }
   var list = function (x) { return Array.isArray(x) ? x : []; };
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
+  var seen = new WeakSet();
   window.lineareFitTitles = function () {
     var index = window.Bokeh && window.Bokeh.index;
     if (!index || !index.query) { return; }
     var scale = Number(getComputedStyle(document.documentElement).getPropertyValue("--lineare-scale")) || 1;
-    Array.from(index.query(isPlot)).forEach(function (view) {
+    var plots = Array.from(index.query(isPlot));
+    // a picture not seen before (made with a section after the page): the player maps it (app/components/player.py)
+    if (plots.some(function (view) { return !seen.has(view); })) {
+      plots.forEach(function (view) { seen.add(view); });
+      document.dispatchEvent(new CustomEvent("lineare:pictures"));
+    }
+    plots.forEach(function (view) {
       if (!view.canvas_view || view.el.getClientRects().length === 0) { return; }
       // nothing painted until the figure is laid out again: a wrapped title painted in the old layout's
       // one-line place reached above the canvas, and a sliver of it stayed there

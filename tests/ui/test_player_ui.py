@@ -1,6 +1,8 @@
 """Animation in the browser: the server sends a run once; playing and stepping send nothing back."""
 import hashlib
 
+from app.devtools import wait_until_quiet
+
 STATE = "/state?lang=en&variant=deltanet&preset=phonebook"
 
 
@@ -59,7 +61,7 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     sent = counting(page)
     visit.open(STATE + "&t=2&speed=8")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '2'", timeout=30_000)
-    page.wait_for_timeout(1500)                              # the page's own first messages
+    wait_until_quiet(page, sent)                             # the page's own first messages
     assert url_frame(page) == "2" and not answer_shown(page, 5)          # "Bruno?" not reached yet
     before, quiet = picture(page), len(sent)
     page.get_by_role("heading", name="The state fills up").click()
@@ -85,7 +87,7 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     visit = open_page()
     page = visit.page
     sent = counting(page)
-    visit.open(STATE + "&t=4")
+    visit.open(STATE + "&t=4&speed=0.5")          # slow: Space must find it still playing on a loaded machine
     page.wait_for_function("() => document.body.dataset.lineareFrame === '4'", timeout=30_000)
     page.wait_for_timeout(1500)
     quiet, before = len(sent), picture(page)
@@ -102,10 +104,10 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     page.keyboard.press("ArrowRight")
     page.wait_for_function("() => new URL(location.href).searchParams.get('t') === '6'")
     page.keyboard.press("Space")
-    page.get_by_role("button", name="❚❚ Pause").wait_for(timeout=5_000)
+    page.get_by_role("button", name="❚❚ Pause").wait_for(timeout=10_000)
     page.keyboard.press("Space")
     page.wait_for_timeout(500)
-    page.get_by_role("button", name="▶ Play").wait_for(timeout=5_000)
+    page.get_by_role("button", name="▶ Play").wait_for(timeout=10_000)
     # a button reached with Tab keeps Space: Shift+Tab from the clicked "Superiore" to "Elementare", whose
     # Space picks that level, and the player neither plays nor moves
     shown = url_frame(page)
@@ -126,7 +128,7 @@ def test_a_link_with_a_frame_reopens_it_and_two_bills_plays_in_the_browser(open_
     visit.open("/two-bills?lang=en&tokens=16&t=3")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '3'", timeout=60_000)
     page.get_by_text("Token 4 of 16", exact=False).wait_for()
-    page.wait_for_timeout(1500)
+    wait_until_quiet(page, sent)
     quiet = len(sent)
     page.get_by_role("heading", name="Two bills").click()
     page.keyboard.press("ArrowRight")
