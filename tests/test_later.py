@@ -35,17 +35,23 @@ def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near()
 
     doc, template = page_document("memory-fails")
     before = len(doc.models)
-    assert "One query taken apart" in texts(doc)                   # the sections above: built with the page
-    assert "One trained answer taken apart" not in texts(doc)
-    assert "Every key size at once" not in texts(doc)
+    assert len(figures(doc)) == 2                                  # the first screen's two curves, no more
+    assert "One query taken apart" in texts(doc)                   # the headings stay with the page
+    lower = ("Answered wrong", "The trained models of the lab", "One trained answer taken apart",
+             "Every key size at once")
+    assert not [text for text in lower if text in texts(doc)]
     markers = list(template.main[0].select(Near))
-    assert len(markers) == 2 and not any(m.seen for m in markers)
+    assert len(markers) == 4 and not any(m.seen for m in markers)
 
     with set_curdoc(doc):
         markers[0].seen = True                                     # what the browser sends when it scrolls near
+    assert "Answered wrong" in texts(doc) and len(figures(doc)) == 2 + 3
+    assert not [text for text in lower[1:] if text in texts(doc)]
+    assert len(doc.models) > before + 50                           # its pictures are in the document now
+    with set_curdoc(doc):
+        markers[2].seen = True
     assert "One trained answer taken apart" in texts(doc)
     assert "Every key size at once" not in texts(doc)
-    assert len(doc.models) > before + 50                           # its pictures are in the document now
 
     with set_curdoc(doc):
         build_all(doc)                                             # what tests that read a whole page do

@@ -22,6 +22,11 @@ def detail(page):
     return page.locator("p", has_text="is answered").first.inner_text()
 
 
+def taken_apart(page):
+    """Scroll to «One query taken apart»: its section is made when the visitor comes near it."""
+    page.locator(".lineare-later").first.evaluate("el => el.scrollIntoView({block: 'center'})")
+
+
 def test_click_a_failed_query_and_reopen_the_link(open_page):
     from app.dashboards.memory_fails.model import recall
     right = recall("sum", 16, "random", 24, 0, 0).right          # what the page will compute
@@ -29,6 +34,7 @@ def test_click_a_failed_query_and_reopen_the_link(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&dk=16&pairs=24&query={start}")
     page.get_by_role("heading", name="Where memory fails").wait_for()
+    taken_apart(page)
     page.get_by_text(f"Query {start} is answered right.").wait_for()
     page.get_by_text(f"Query {query} fails: pick it to see why").wait_for()
     x, y = page.evaluate(POINT_ON_SCREEN, ["Every query", query, 0.05])
@@ -38,6 +44,7 @@ def test_click_a_failed_query_and_reopen_the_link(open_page):
     link = page.url
 
     again = open_page().open(link.split(visit.server)[-1])   # the shared link reopens the same query
+    taken_apart(again)
     again.get_by_text(f"Query {query} is answered with the number of pair").wait_for()
     assert visit.errors == [] and visit.remote == []
 
@@ -68,6 +75,8 @@ def test_italian_superiore_and_bad_links(open_page):
     texts = " ".join(notices.all_inner_texts())
     assert "<script>alert(1)</script>" in texts                      # quoted back as text
     assert "«pairs»" not in texts and "pairs" in texts and "si usa 16" in texts   # at most d_k orthogonal keys
+    scroll_to_every_section(page)                                    # the sections made when scrolled to, too
+    page.evaluate("window.scrollTo(0, 0)")
     text = " ".join(visit.text())
     assert visit.dialogs == []                                       # the script was text, never run
     for english in ("Where memory fails", "Recall error", "One query taken apart", "answered"):

@@ -26,6 +26,15 @@ DETAIL_CSS = """
 """
 
 
+# the heights of the sections under the first screen at 1366×768, held by their markers until they are made
+QUERY_HEIGHT, TRAINED_HEIGHT = 1300, 1150
+
+
+def in_section(index, name):
+    """The attribute `name` of the view's lower section `index` (`MemoryView.lower`), that section made first."""
+    return property(lambda view: getattr(view.lower[index].section(), name))
+
+
 class MemoryView(DashboardView):
     """Draws a MemoryStore; owns the pictures, none of the data."""
 
@@ -74,61 +83,11 @@ class MemoryView(DashboardView):
         self.point = point_box(self.point_text)
         self.curve_text = Explanation(session, sizing_mode="stretch_width")   # 1220 px overflowed at 1366
 
-        # 2. query by query
-        self.queries = QueriesPicture(self._pick)
-        self.weights = WeightsPicture()
-        self.parts = RowsPicture(_("The read-out, taken apart"), _("value dimension"),
-                                 [_("read-out"), _("right value"), _("from the right pair"),
-                                  _("from all the others")], 16, width=450, height=260)
-        self.detail = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.detail_text = Explanation(
-            session, width=440,
-            elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
-                         "into the answer when this label is asked: the right pair (blue) should be near 1 and "
-                         "all the others near 0. The orange-red bar is the pair whose information came out instead of "
-                         "the right one; the amber bars are the pairs that pushed the answer hardest towards a "
-                         "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
-                         "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
-                         "the others add on top."),
-            superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for the sum "
-                        "rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions for the delta "
-                        "rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the weights $w_i^\\top q$ "
-                        "(sum rule: $k_i^\\top q$), measured as the read-out of one-hot values (a single 1, every "
-                        "other number 0). The answer is the stored value of largest cosine with $o$; a wrong one "
-                        "$v_r$ wins when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right "
-                        "term. Amber: the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ "
-                        "towards $v_r$."))
-
-        # 3. the trained models
-        self.trained = TrainedPicture(ACCURACY_EXAMPLES, self._probe)
-        self.trained_status = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.trained_text = Explanation(
-            session, sizing_mode="stretch_width",
-            elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
-                         "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
-                         "question, had to produce the information stored with that label. Each model has its "
-                         "own row (on a narrow screen, a band of rows), each square a question: blue right, orange-red "
-                         "wrong. The models learned on 64-word "
-                         "sequences with up to 16 pairs; longer ones ask them more than they practised. Their "
-                         "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
-                         "mean the summary is full: the model did not keep its labels apart well enough, or "
-                         "forgot, or met a longer text than in training."),
-            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed state "
-                        "keep a $64 \\times 64$ state per layer), trained on multi-query associative recall (MQAR) "
-                        "with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out "
-                        "examples. Softmax attention keeps every pair in its KV cache; a fixed-size state must hold "
-                        "$K$ pairs in $d_k = 64$ dimensions, and the capacity bound on an exact linear read-out binds "
-                        "only for $K > d_k = 64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: "
-                        "failures there come from learned keys that are not orthogonal (cross-talk), from decay, and "
-                        "from sequences longer and fuller than in training."))
-
         store.param.watch(self._draw_curve, ["curve"])
-        store.param.watch(self._draw_detail, ["run", "query"])
-        store.param.watch(self._draw_trained, ["trained"])
-        store.param.watch(self._draw_accuracy, ["accuracy"])
-        store.param.watch(self._draw_trained_status, ["counting"])
-        store.param.watch(self._draw_picked, ["probe", "probe_query"])
-        session.param.watch(self._draw_detail, ["level"])
+        # 2. query by query and 3. the trained models, under the first screen: made when the visitor scrolls
+        # near them, their pictures with them (five of the page's figures)
+        self.lower = [Later(lambda: QuerySection(store, session), height=QUERY_HEIGHT),
+                      Later(lambda: TrainedSection(store, session), height=TRAINED_HEIGHT)]
         # 4. one trained answer taken apart, and 5. the map over d_k × N: computed on workers once the page
         # has loaded (they would slow its first build down), and whenever their settings change after that;
         # their pictures are made when the visitor scrolls near them (a third of the page's models)
@@ -136,9 +95,9 @@ class MemoryView(DashboardView):
                         Later(lambda: MapSection(store, session), height=600)]
         pn.state.onload(store.open_details)
         self._draw_curve()
-        self._draw_detail()
-        self._draw_trained()
-        self._draw_accuracy()
+
+    queries, weights, parts, detail = (in_section(0, name) for name in ("queries", "weights", "parts", "detail"))
+    trained, trained_status = (in_section(1, name) for name in ("trained", "trained_status"))
 
     @property
     def forensics(self):
@@ -196,26 +155,13 @@ class MemoryView(DashboardView):
                          for chart in (self.charts.errors, self.charts.accuracy)), sizing_mode="stretch_width"),
             self.curve_text,
             heading(_("One query taken apart")),
-            self.detail,
-            pn.FlexBox(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
-                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text), sizing_mode="stretch_width"),
+            self.lower[0],
             heading(_("The trained models, query by query")),
-            self.trained_text, self.trained_status,
-            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy),
-                       sizing_mode="stretch_width"),
+            self.lower[1],
             *self.details,
             sizing_mode="stretch_width")
 
     # -- drawing
-
-    def _pick(self, query):
-        self.store.query = query
-
-    def _probe(self, variant, query):
-        self.store.param.update(probe=variant, probe_query=query)
-
-    def _draw_picked(self, *_events):
-        self.trained.show_picked(self.store.probe, self.store.probe_query)
 
     def _draw_curve(self, *_events):
         # `curve` is set again at every change but the query's, so this also moves the marker of the chosen N
@@ -279,6 +225,51 @@ class MemoryView(DashboardView):
                      "values.").format(**fill)
         self.curve_text.superiore = " ".join((bound, rule, dense, measured))
 
+
+class QuerySection(pn.viewable.Viewer):
+    """One query of the chosen N taken apart: every query's verdict, what each stored pair puts into the
+    answer, and the read-out split into the right pair's part and the rest."""
+
+    def __init__(self, store, session):
+        super().__init__()
+        self.store, self.session = store, session
+        self.queries = QueriesPicture(self._pick)
+        self.weights = WeightsPicture()
+        self.parts = RowsPicture(_("The read-out, taken apart"), _("value dimension"),
+                                 [_("read-out"), _("right value"), _("from the right pair"),
+                                  _("from all the others")], 16, width=450, height=260)
+        self.detail = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.detail_text = Explanation(
+            session, width=440,
+            elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
+                         "into the answer when this label is asked: the right pair (blue) should be near 1 and "
+                         "all the others near 0. The orange-red bar is the pair whose information came out instead of "
+                         "the right one; the amber bars are the pairs that pushed the answer hardest towards a "
+                         "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
+                         "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
+                         "the others add on top."),
+            superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for the sum "
+                        "rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions for the delta "
+                        "rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the weights $w_i^\\top q$ "
+                        "(sum rule: $k_i^\\top q$), measured as the read-out of one-hot values (a single 1, every "
+                        "other number 0). The answer is the stored value of largest cosine with $o$; a wrong one "
+                        "$v_r$ wins when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right "
+                        "term. Amber: the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ "
+                        "towards $v_r$."))
+        store.param.watch(self._draw_detail, ["run", "query"])
+        session.param.watch(self._draw_detail, ["level"])
+        self._draw_detail()
+
+    def __panel__(self):
+        return pn.Column(
+            self.detail,
+            pn.FlexBox(pn.Column(pn.pane.Bokeh(self.queries.figure), pn.pane.Bokeh(self.weights.figure)),
+                       pn.Column(pn.pane.Bokeh(self.parts.figure), self.detail_text), sizing_mode="stretch_width"),
+            sizing_mode="stretch_width", margin=0)
+
+    def _pick(self, query):
+        self.store.query = query
+
     def _draw_detail(self, *_events):
         store, run = self.store, self.store.run
         q = min(store.query, len(run.targets)) - 1
@@ -329,6 +320,54 @@ class MemoryView(DashboardView):
             hint = html.escape(_("Query {q} fails: pick it to see why.").format(q=first))
         return (f"<p>{verdict}{rewritten} {largest}</p>"
                 f"<p class='muted'>{html.escape(summary)} {hint}</p>")
+
+
+class TrainedSection(pn.viewable.Viewer):
+    """The trained models of the lab on one MQAR example, query by query, and their held-out accuracy."""
+
+    def __init__(self, store, session):
+        super().__init__()
+        self.store, self.session = store, session
+        self.trained = TrainedPicture(ACCURACY_EXAMPLES, self._probe)
+        self.trained_status = pn.pane.HTML(stylesheets=[DETAIL_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        self.trained_text = Explanation(
+            session, sizing_mode="stretch_width",
+            elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
+                         "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
+                         "question, had to produce the information stored with that label. Each model has its "
+                         "own row (on a narrow screen, a band of rows), each square a question: blue right, orange-red "
+                         "wrong. The models learned on 64-word "
+                         "sequences with up to 16 pairs; longer ones ask them more than they practised. Their "
+                         "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
+                         "mean the summary is full: the model did not keep its labels apart well enough, or "
+                         "forgot, or met a longer text than in training."),
+            superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed state "
+                        "keep a $64 \\times 64$ state per layer), trained on multi-query associative recall (MQAR) "
+                        "with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out "
+                        "examples. Softmax attention keeps every pair in its KV cache; a fixed-size state must hold "
+                        "$K$ pairs in $d_k = 64$ dimensions, and the capacity bound on an exact linear read-out binds "
+                        "only for $K > d_k = 64$. With $K = 32 < d_k$ a linear read-out could keep every pair apart: "
+                        "failures there come from learned keys that are not orthogonal (cross-talk), from decay, and "
+                        "from sequences longer and fuller than in training."))
+        store.param.watch(self._draw_trained, ["trained"])
+        store.param.watch(self._draw_accuracy, ["accuracy"])
+        store.param.watch(self._draw_trained_status, ["counting"])
+        store.param.watch(self._draw_picked, ["probe", "probe_query"])
+        self._draw_trained()
+        self._draw_accuracy()
+
+    def __panel__(self):
+        return pn.Column(
+            self.trained_text, self.trained_status,
+            pn.FlexBox(pn.pane.Bokeh(self.trained.grid), pn.pane.Bokeh(self.trained.accuracy),
+                       sizing_mode="stretch_width"),
+            sizing_mode="stretch_width", margin=0)
+
+    def _probe(self, variant, query):
+        self.store.param.update(probe=variant, probe_query=query)
+
+    def _draw_picked(self, *_events):
+        self.trained.show_picked(self.store.probe, self.store.probe_query)
 
     def _draw_trained(self, *_events):
         with pn.io.hold():
