@@ -35,3 +35,30 @@ def test_a_page_shares_one_formatter_per_number_format():
     fig = style_figure(new_figure(), "x", "y")                       # outside a session: its own
     assert fig.xaxis[0].formatter is not style_figure(new_figure(), "x", "y").xaxis[0].formatter
     assert pn.state.curdoc is None
+
+
+def test_a_renderer_gets_no_spare_glyphs_unless_its_picture_can_select():
+    """The look of points not selected and the look when muted: BokehJS makes its own ("auto") where it
+    draws them, so Python makes them only for a picture with a tap, or when asked for."""
+    from bokeh.models import ColumnDataSource
+
+    from app.dashboards.memory_fails.pictures import QueriesPicture
+
+    fig = new_figure(tools="hover")
+    line = fig.line(x="x", y="y", source=ColumnDataSource({"x": [], "y": []}))
+    assert (line.nonselection_glyph, line.muted_glyph) == ("auto", "auto")
+    faint = fig.scatter(x="x", y="y", source=ColumnDataSource({"x": [], "y": []}), nonselection_fill_alpha=0.5)
+    assert faint.nonselection_glyph.fill_alpha == 0.5 and faint.muted_glyph == "auto"
+    bars, check, cross = QueriesPicture(lambda _query: None).figure.renderers        # a tap picks a query
+    assert bars.nonselection_glyph.fill_alpha == 1.0 and bars.nonselection_glyph.line_alpha == 1.0
+    assert check.nonselection_glyph.text_alpha == 0.1 == cross.nonselection_glyph.text_alpha   # as Bokeh's own
+
+
+def test_a_page_shares_one_ticker_among_its_number_axes():
+    doc = Document()
+    with set_curdoc(doc):
+        first, second = new_figure(), new_figure(grid=True, y_range=FactorRange("a", "b"))
+        axes = [*first.xaxis, *first.yaxis, *second.xaxis]
+        assert len({id(axis.ticker) for axis in axes}) == 1
+        assert [grid.axis for grid in grids(second)] == [second.xaxis[0], second.yaxis[0]]
+    assert new_figure().xaxis[0].ticker is not new_figure().xaxis[0].ticker       # outside a session: its own

@@ -22,7 +22,7 @@ import weakref
 
 import numpy as np
 from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
-                          CustomJSTickFormatter, FactorRange, FixedTicker, HoverTool, IndexFilter, LinearAxis,
+                          CustomJSTickFormatter, FactorRange, FixedTicker, Grid, HoverTool, IndexFilter, LinearAxis,
                           LinearColorMapper, NoOverlap, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
@@ -109,17 +109,60 @@ def colour_bar(mapper):
                     major_label_text_font_size=TICK_SIZE, width=14)
 
 
+def _without_spare_glyphs():
+    """Bokeh makes two spare glyphs in Python with every renderer: the look of the points not selected and
+    the look when muted from the legend, each a model built, walked and sent with the page (two of a
+    picture's three glyphs). No legend of ours mutes, and only a picture with a selecting tool (a tap) ever
+    has points not selected: elsewhere the renderer gets none ("auto"), and BokehJS makes its own where it
+    would draw one. What a `nonselection_*` or `muted_*` option asks for is made as before."""
+    from bokeh.models.tools import SelectTool
+    from bokeh.plotting import _decorators, _renderer
+
+    create, pop_visuals = _decorators.create_renderer, _renderer.pop_visuals
+    if getattr(create, "lineare", False):
+        return
+    selectable = []                                 # the figure being drawn on has a selecting tool
+
+    def create_renderer(glyphclass, plot, **kwargs):
+        selectable.append(any(isinstance(tool, SelectTool) for tool in plot.toolbar.tools))
+        try:
+            return create(glyphclass, plot, **kwargs)
+        finally:
+            selectable.pop()
+
+    def visuals(glyphclass, props, *, prefix="", **options):
+        spare = prefix == "muted_" or (prefix == "nonselection_" and not (selectable and selectable[-1]))
+        if spare and not any(name.startswith(prefix) for name in props):
+            return None                             # no glyph: the renderer's "auto"
+        return pop_visuals(glyphclass, props, prefix=prefix, **options)
+
+    create_renderer.lineare = True
+    _decorators.create_renderer, _renderer.pop_visuals = create_renderer, visuals
+
+
+_without_spare_glyphs()
+
+
 def new_figure(tools="", grid=False, **options):
     """A Bokeh figure with no tools but those asked for (pictures add their own hover or tap): Bokeh's
     six default tools are a dozen models that every page would build, send and never show. No grid
     unless asked (style_figure hid it: two models a picture, built and sent for nothing); log axes
-    (x_axis_type=…) come with Bokeh's own, hidden grid."""
-    if grid or "x_axis_type" in options or "y_axis_type" in options:
+    (x_axis_type=…) come with Bokeh's own axes and hidden grid. Number axes share the page's ticker."""
+    if "x_axis_type" in options or "y_axis_type" in options:
         return figure(tools=tools, toolbar_location=None, **options)
     fig = figure(tools=tools, toolbar_location=None, x_axis_type=None, y_axis_type=None, **options)
-    for place, axis_range in (("below", fig.x_range), ("left", fig.y_range)):
-        fig.add_layout(CategoricalAxis() if isinstance(axis_range, FactorRange) else LinearAxis(), place)
+    for dimension, place, axis_range in ((0, "below", fig.x_range), (1, "left", fig.y_range)):
+        axis = CategoricalAxis() if isinstance(axis_range, FactorRange) else LinearAxis(ticker=ticker())
+        if grid:
+            fig.add_layout(Grid(dimension=dimension, axis=axis), "center")
+        fig.add_layout(axis, place)
     return fig
+
+
+def ticker():
+    """The ticks of a number axis: one BasicTicker per page, shared by its axes (it only reads the range it
+    is given); an axis that wants other ticks gets a ticker of its own, never changes this one."""
+    return _per_page(("ticker",), BasicTicker)
 
 
 def style_figure(fig, x_label, y_label):
