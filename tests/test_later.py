@@ -173,3 +173,27 @@ def test_the_transition_pages_small_multiples_are_made_when_scrolled_to():
     assert len(figures(doc)) == 6 and "Model 3" in texts(doc)
     titles = [figure.title.text for figure in figures(doc)]
     assert titles.count("Memory S at the end") + titles.count("Value cache (it grows)") >= 3   # drawn
+
+
+def test_the_architecture_cards_are_made_when_scrolled_to_and_follow_the_lit_model():
+    """One card per model: its button, words and links are made when scrolled to, lit for the model in the
+    skeleton and written at the page's level; after that they follow both."""
+    import panel as pn
+    from panel.io.state import set_curdoc
+
+    from app.components.later import Near
+
+    doc, template = page_document("architectures", {"arch": [b"deltanet"], "level": [b"superiore"]})
+    buttons = lambda: [b for b in template.main[0].select(pn.widgets.Button) if b.label == "DeltaNet"]
+    assert "One card per model" in texts(doc) and "Open in “The state fills up”" not in texts(doc)
+    assert buttons() == []
+    marker, = template.main[0].select(Near)
+    with set_curdoc(doc):
+        marker.seen = True
+    assert "Open in “The state fills up”" in texts(doc) and "Yang et al. 2024" in texts(doc)   # at Superiore
+    button, = buttons()
+    assert button.variant == "solid"
+    with set_curdoc(doc):
+        next(b for b in template.main[0].select(pn.widgets.Button) if b.label == "GLA").clicks += 1
+    lit = [b.label for b in template.main[0].select(pn.widgets.Button) if b.variant == "solid"]
+    assert lit == ["GLA"]                                          # a card's name fills the skeleton

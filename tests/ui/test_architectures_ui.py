@@ -4,7 +4,7 @@ Three tests, eight page loads: each one costs seconds on a busy machine.
 """
 import time
 
-from first_screen import check_first_screen
+from first_screen import check_first_screen, scroll_to_every_section
 from test_app_ui import english_only_strings
 
 PAGE = "/architectures"
@@ -31,6 +31,7 @@ def test_languages_levels_and_a_spoiled_link(open_page):
     notice = page.get_by_role("alert")
     assert notice.count() == 1 and "«arch»" in notice.inner_text() and "<b>gpt" in notice.inner_text()
     page.wait_for_function("() => window.location.search.includes('arch=linear')")
+    scroll_to_every_section(page)                           # the cards are made when scrolled to
     texts = visit.text()
     english = english_only_strings()
     left = [t for t in texts if t in english]
@@ -51,6 +52,7 @@ def test_languages_levels_and_a_spoiled_link(open_page):
     page.get_by_role("button", name="English").click()      # reloads in English, the rest from the URL
     page.get_by_role("heading", name="Architectures").wait_for()
     wait_for_lamp(page, "The skeleton, filled in for DeltaNet")
+    scroll_to_every_section(page)
     wait_for_formulas(page, 50)
     assert "Architetture" not in " ".join(visit.text())
     page.get_by_role("button", name="Elementare").click()
@@ -62,6 +64,7 @@ def test_languages_levels_and_a_spoiled_link(open_page):
 def test_a_card_opens_the_other_dashboards_on_its_model(open_page):
     visit = open_page()
     page = visit.open(f"{PAGE}?lang=en&level=superiore")
+    scroll_to_every_section(page)
     knob = page.locator('a[data-link="knob"][href*="gate=channel"][href*="beta=1"]')
     assert knob.count() == 1 and "alpha=0.7" in knob.get_attribute("href")          # RWKV-7: the nearest knob setting
     assert page.locator('a[data-link="knob"]', has_text="nearest knob setting").count() == 3   # RWKV-6, RWKV-7, mLSTM

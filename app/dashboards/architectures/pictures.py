@@ -1,7 +1,7 @@
 """The architectures page's two pictures (Bokeh, drawn once per session; the lit model is thickened):
 the forgetting curves of every model on one plot, and the eigenvalues of each model's transition."""
 import numpy as np
-from bokeh.models import FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
 
 from app.components.curves import CurvesPicture
 from app.components.plots import LABEL_SIZE, new_figure, style_figure
@@ -50,6 +50,17 @@ class ForgettingPicture:
             renderer.glyph.line_alpha = 1.0 if variant == lit else 0.75
 
 
+def points(variants, values):
+    """The points `values(variant)` of each variant on its row, in its colour."""
+    x, y, color = [], [], []
+    for variant in variants:
+        found = [float(v) for v in values(variant)]
+        x += found
+        y += [label(variant)] * len(found)
+        color += [COLOURS[variant]] * len(found)
+    return ColumnDataSource({"x": x, "y": y, "color": color})
+
+
 class EigenPicture:
     """One row per model: the eigenvalues of its transition at one token on [−1, 1] (β = 1; the delta
     rule also at β = 2, hollow). Its words follow the level (`set_level`)."""
@@ -68,14 +79,13 @@ class EigenPicture:
                                 (-1.0, _("flips"), "left")):
             self.figure.add_layout(Label(x=at, y=0, y_units="screen", y_offset=3, text=text, text_align=align,
                                          text_font_size=SMALL_SIZE, text_color="#52606d"))
-        for variant in ARCHITECTURES:
-            values = eigenvalues(variant)
-            self.figure.scatter(x=values, y=[label(variant)] * len(values), size=13, color=COLOURS[variant],
-                                line_color="white", alpha=0.85)
-            if variant in WIDE:
-                wide = eigenvalues(variant, WIDE_BETA)
-                self.figure.scatter(x=wide, y=[label(variant)] * len(wide), size=15, marker="diamond",
-                                    fill_color=None, line_color=COLOURS[variant], line_width=2.5)
+        # every model's points in one renderer, its colour a column (a renderer per model was six models each,
+        # built and sent); the rows never overlap, so the drawing order within a row is all that counts
+        filled = points(ARCHITECTURES, eigenvalues)
+        self.figure.scatter(x="x", y="y", source=filled, size=13, fill_color="color", line_color="white", alpha=0.85)
+        hollow = points(WIDE, lambda variant: eigenvalues(variant, WIDE_BETA))
+        self.figure.scatter(x="x", y="y", source=hollow, size=15, marker="diamond", fill_color=None,
+                            line_color="color", line_width=2.5)
         # the legend's two markers in grey: what filled and hollow mean, for every colour
         # (a legend draws a glyph only for a renderer with data: one point each, off the x range)
         filled = self.figure.scatter(x=[-9], y=[rows[0]], size=13, color="#52606d")

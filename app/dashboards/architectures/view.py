@@ -7,6 +7,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 
+from app.components.later import Later
 from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
 from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
 from app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
@@ -17,6 +18,7 @@ from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label
 
+CARDS_HEIGHT = 1500         # the cards' height at 1366×768, held by their marker until they are made
 ON_KNOB = N_("On the transition knob: gate “{gate}”, β = {beta}.")
 
 
@@ -158,10 +160,22 @@ class ArchitecturesView(DashboardView):
                         r"al. 2025). RWKV-7, $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with "
                         r"$a_t = 1$: one eigenvalue below 0, the others between the $w_i$."
                         ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
-        self.cards = {variant: self._card(variant) for variant in ARCHITECTURES}
+        # one card per model, under the first screen: made when the visitor scrolls near them
+        self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT)
         self.store.param.watch(self._draw, "arch")
         session.param.watch(self._draw_words, "level")
         self._draw()
+
+    @property
+    def cards(self):
+        """The cards, made now if not yet: {variant: its button, text, links and layout}."""
+        self.card_list.section()
+        return self._cards
+
+    def _make_cards(self):
+        self._cards = {variant: self._card(variant) for variant in ARCHITECTURES}
+        self._draw_cards()
+        return pn.FlexBox(*(card["layout"] for card in self._cards.values()), sizing_mode="stretch_width")
 
     def _card(self, variant):
         button = pn.widgets.Button(label=label(variant), color="primary", variant="outline",
@@ -186,8 +200,7 @@ class ArchitecturesView(DashboardView):
         return pn.Column(
             title(_("Architectures")), point_box(self.point), pictures, self.pictures_help,
             self.intro, self.lamp, self.rule,
-            heading(_("One card per model")),
-            pn.FlexBox(*(card["layout"] for card in self.cards.values()), sizing_mode="stretch_width"),
+            heading(_("One card per model")), self.card_list,
             sizing_mode="stretch_width")
 
     def _draw(self, *_events):
@@ -202,20 +215,24 @@ class ArchitecturesView(DashboardView):
                                    f"\n\n{_(record.left_out)}")      # what our tiny version leaves out
             self.forgetting.light(arch)
             self.eigen.light(arch)
-            for variant, card in self.cards.items():
-                lit = variant == arch
-                card["button"].variant = "solid" if lit else "outline"
-                card["layout"].styles = dict(LIT_CARD_STYLE if lit else CARD_STYLE)
-            self._draw_words()
+            self.eigen.set_level(self.session.level == "superiore")
+            self._draw_cards()
 
     def _draw_words(self, *_events):
-        superiore = self.session.level == "superiore"
-        language, level = self.session.language, self.session.level
         with pn.io.hold():
-            self.eigen.set_level(superiore)
-            for variant, card in self.cards.items():
-                card["text"].object = card_html(variant, superiore)
-                card["links"].object = links_html(variant, language, level)
+            self.eigen.set_level(self.session.level == "superiore")
+            self._draw_cards()
+
+    def _draw_cards(self):
+        """The cards, once made: the lit model's, and every card's words at the page's level."""
+        arch, superiore = self.store.arch, self.session.level == "superiore"
+        language, level = self.session.language, self.session.level
+        for variant, card in self._cards.items():
+            lit = variant == arch
+            card["button"].variant = "solid" if lit else "outline"
+            card["layout"].styles = dict(LIT_CARD_STYLE if lit else CARD_STYLE)
+            card["text"].object = card_html(variant, superiore)
+            card["links"].object = links_html(variant, language, level)
 
 
 build = ArchitecturesView.build
