@@ -62,3 +62,17 @@ def test_a_page_shares_one_ticker_among_its_number_axes():
         assert len({id(axis.ticker) for axis in axes}) == 1
         assert [grid.axis for grid in grids(second)] == [second.xaxis[0], second.yaxis[0]]
     assert new_figure().xaxis[0].ticker is not new_figure().xaxis[0].ticker       # outside a session: its own
+
+
+def test_a_page_shares_its_sources_selection_policy_and_its_views_filter_of_every_row():
+    from bokeh.models import AllIndices, CDSView, ColumnDataSource, IndexFilter
+
+    doc = Document()
+    with set_curdoc(doc):
+        fig = new_figure()
+        lines = [fig.line(x="x", y="y", source=ColumnDataSource({"x": [], "y": []})) for _ in range(3)]
+        assert len({id(line.data_source.selection_policy) for line in lines}) == 1
+        assert len({id(line.view.filter) for line in lines}) == 1 and isinstance(lines[0].view.filter, AllIndices)
+        own = IndexFilter(indices=[0])
+        assert CDSView(filter=own).filter is own                  # one given is kept
+    assert ColumnDataSource().selection_policy is not ColumnDataSource().selection_policy   # outside a session

@@ -140,7 +140,29 @@ def _without_spare_glyphs():
     _decorators.create_renderer, _renderer.pop_visuals = create_renderer, visuals
 
 
+def _shared_defaults():
+    """A data source's selection policy (how a tap picks rows) and a view's filter that keeps every row: Bokeh
+    makes one of each per source and per renderer, models built, walked and sent with the page, that only
+    say what every one of them says. BokehJS reads them and keeps nothing in them: a page shares one of
+    each (outside a session: each its own). One given explicitly (a frame's IndexFilter) is kept."""
+    from bokeh.models import AllIndices, CDSView, ColumnDataSource, UnionRenderers
+
+    for cls, name, make in ((ColumnDataSource, "selection_policy", UnionRenderers), (CDSView, "filter", AllIndices)):
+        init = cls.__init__
+        if getattr(init, "lineare", False):
+            continue
+
+        def __init__(self, *args, _init=init, _name=name, _make=make, **kwargs):
+            if _name not in kwargs:
+                kwargs[_name] = _per_page((_name,), _make)
+            _init(self, *args, **kwargs)
+
+        __init__.lineare = True
+        cls.__init__ = __init__
+
+
 _without_spare_glyphs()
+_shared_defaults()
 
 
 def new_figure(tools="", grid=False, **options):
