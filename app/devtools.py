@@ -103,17 +103,42 @@ def is_local(url):
     return parts.hostname in ("localhost", "127.0.0.1")
 
 
-def wait_until_quiet(page, sent, quiet_ms=1500, timeout_ms=30_000):
-    """Wait until the page has sent nothing over its websocket for `quiet_ms` (`sent`: a list the page's
-    `framesent` handler appends to). A page still settling sends the figures' drawn sizes when its titles
-    wrap (Bokeh syncs `inner_width`/`inner_height`): a fixed wait let that land in a test's "sends
-    nothing" window on a loaded machine."""
-    waited, count = 0, len(sent)
-    quiet_since = 0
-    while quiet_since < quiet_ms:
+
+class SocketTraffic:
+    """What a page's websocket carries from now on: the frames it sent and received, as Playwright gives
+    them (Bokeh sends each message as a header frame, a metadata frame, a content frame and its buffers)."""
+
+    def __init__(self, page):
+        self.sent, self.received = [], []
+        page.on("websocket", lambda ws: (ws.on("framesent", lambda frame: self.sent.append(frame)),
+                                         ws.on("framereceived", lambda frame: self.received.append(frame))))
+
+    def received_bytes(self, start=0):
+        return sum(len(f.encode() if isinstance(f, str) else f) for f in self.received[start:])
+
+    def unanswered(self):
+        """Ids of the page's messages the server has not answered yet (it answers each with its id)."""
+        asked = {h["msgid"] for h in _headers(self.sent)}
+        return asked - {h.get("reqid") for h in _headers(self.received)}
+
+
+def _headers(frames):
+    import json
+
+    return [json.loads(f) for f in frames if isinstance(f, str) and f.startswith('{"msgid"')]
+
+
+def wait_until_quiet(page, traffic, quiet_ms=1500, timeout_ms=60_000):
+    """Wait until every message the page sent is answered and nothing has moved either way for `quiet_ms`.
+    A page still settling sends the figures' drawn sizes when its titles wrap (Bokeh syncs `inner_width`,
+    `inner_height`), and the server's answer may come seconds later on a loaded machine: a fixed wait let
+    either land in a test's "a step sends nothing" window."""
+    waited, moved, quiet = 0, None, 0
+    while quiet < quiet_ms or traffic.unanswered():
         if waited >= timeout_ms:
-            raise TimeoutError(f"the page kept sending for {timeout_ms} ms ({len(sent)} frames)")
+            raise TimeoutError(f"the page's websocket kept moving for {timeout_ms} ms")
         page.wait_for_timeout(100)
         waited += 100
-        quiet_since = quiet_since + 100 if len(sent) == count else 0
-        count = len(sent)
+        now = (len(traffic.sent), len(traffic.received))
+        quiet = quiet + 100 if now == moved else 0
+        moved = now

@@ -54,7 +54,7 @@ from panel.io.state import set_curdoc
 
 from app.dashboards.state_fills_up.model import head_frame, limits_of
 from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.devtools import wait_until_quiet
+from app.devtools import SocketTraffic, wait_until_quiet
 from bench import engine as engine_bench
 from engine.ops import VARIANTS
 from engine.stepping import run
@@ -233,7 +233,7 @@ def time_knob(page, knob, reps, warmup, traffic, settle_ms=300):
     last = shot()
     for rep in range(warmup + reps):
         page.evaluate("figure => window.__bench.arm(figure)", figure.element_handle())
-        sent_before, received_before = len(traffic["sent"]), sum(traffic["received"])
+        sent_before, received_before = len(traffic.sent), len(traffic.received)
         key = knob.keys[rep % len(knob.keys)]
         if target is not None:
             target.press(key)
@@ -244,8 +244,8 @@ def time_knob(page, knob, reps, warmup, traffic, settle_ms=300):
         page.wait_for_timeout(settle_ms)              # let the rest of the update (URL, text) arrive
         now = shot()
         if rep >= warmup:
-            sent += len(traffic["sent"]) - sent_before
-            received.append(sum(traffic["received"]) - received_before)
+            sent += len(traffic.sent) - sent_before
+            received.append(traffic.received_bytes(received_before))
             failed += result["failed"]
             changed += now != last
             seen.add(now)
@@ -256,22 +256,19 @@ def time_knob(page, knob, reps, warmup, traffic, settle_ms=300):
             "received_bytes": received}
 
 
-def open_knob_page(chromium, url, knob, traffic):
+def open_knob_page(chromium, url, knob):
     context = chromium.new_context(viewport={"width": 1400, "height": 1000}, locale="en-US")
     page = context.new_page()
-    size = lambda payload: len(payload.encode() if isinstance(payload, str) else payload)
-    page.on("websocket", lambda ws: (ws.on("framesent", lambda payload: traffic["sent"].append(size(payload))),
-                                     ws.on("framereceived", lambda payload: traffic["received"].append(size(payload)))))
+    traffic = SocketTraffic(page)
     page.goto(url + knob.path)
     page.locator('nav a[aria-current="page"]').wait_for(timeout=60_000)
     page.locator(".bk-Figure").nth(knob.figure).wait_for(timeout=60_000)
-    wait_until_quiet(page, traffic["sent"])            # first render and the page's own first patches
-    return context, page
+    wait_until_quiet(page, traffic)                    # first render and the page's own first patches
+    return context, page, traffic
 
 
 def measure_knob(chromium, url, knob, reps, warmup=3):
-    traffic = {"sent": [], "received": []}
-    context, page = open_knob_page(chromium, url, knob, traffic)
+    context, page, traffic = open_knob_page(chromium, url, knob)
     try:
         return time_knob(page, knob, reps, warmup, traffic)
     finally:

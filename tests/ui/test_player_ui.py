@@ -1,7 +1,7 @@
 """Animation in the browser: the server sends a run once; playing and stepping send nothing back."""
 import hashlib
 
-from app.devtools import wait_until_quiet
+from app.devtools import SocketTraffic, wait_until_quiet
 
 STATE = "/state?lang=en&variant=deltanet&preset=phonebook"
 
@@ -12,13 +12,6 @@ def frame(page):
 
 def url_frame(page):
     return page.evaluate("new URL(location.href).searchParams.get('t')")
-
-
-def counting(page):
-    """Messages the page sends to the server over its websocket, counted from now on."""
-    sent = []
-    page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
-    return sent
 
 
 def picture(page, n=0):
@@ -58,10 +51,11 @@ COUNT_MEASURES = """() => {
 def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page):
     visit = open_page()
     page = visit.page
-    sent = counting(page)
+    traffic = SocketTraffic(page)
+    sent = traffic.sent
     visit.open(STATE + "&t=2&speed=8")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '2'", timeout=30_000)
-    wait_until_quiet(page, sent)                             # the page's own first messages
+    wait_until_quiet(page, traffic)                             # the page's own first messages
     assert url_frame(page) == "2" and not answer_shown(page, 5)          # "Bruno?" not reached yet
     before, quiet = picture(page), len(sent)
     page.get_by_role("heading", name="The state fills up").click()
@@ -86,7 +80,8 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
 def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     visit = open_page()
     page = visit.page
-    sent = counting(page)
+    traffic = SocketTraffic(page)
+    sent = traffic.sent
     visit.open(STATE + "&t=4&speed=0.5")          # slow: Space must find it still playing on a loaded machine
     page.wait_for_function("() => document.body.dataset.lineareFrame === '4'", timeout=30_000)
     page.wait_for_timeout(1500)
@@ -124,11 +119,12 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
 def test_a_link_with_a_frame_reopens_it_and_two_bills_plays_in_the_browser(open_page):
     visit = open_page()
     page = visit.page
-    sent = counting(page)
+    traffic = SocketTraffic(page)
+    sent = traffic.sent
     visit.open("/two-bills?lang=en&tokens=16&t=3")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '3'", timeout=60_000)
     page.get_by_text("Token 4 of 16", exact=False).wait_for()
-    wait_until_quiet(page, sent)
+    wait_until_quiet(page, traffic)
     quiet = len(sent)
     page.get_by_role("heading", name="Two bills").click()
     page.keyboard.press("ArrowRight")
