@@ -1,6 +1,7 @@
 """Take away the softmax in a real browser against a real server (fixtures in conftest.py): both languages
 and levels, the switch to φ, the player stepping and playing the collapse in the browser, the length
 slider's counts, the URL, and the point on the first screen of a projector."""
+from app.devtools import SocketTraffic, wait_until_quiet
 from first_screen import WIDE, check_first_screen
 
 PAGE = "/softmax"
@@ -32,8 +33,8 @@ def test_the_point_is_on_the_first_screen_in_both_languages_and_levels(chromium,
 
 def test_switch_to_phi_step_and_play_the_collapse_then_count(open_page):
     visit = open_page()
-    sent = []                                                       # messages from the page to the server
-    visit.page.on("websocket", lambda ws: ws.on("framesent", lambda payload: sent.append(payload)))
+    traffic = SocketTraffic(visit.page)
+    sent = traffic.sent                                             # messages from the page to the server
     page = visit.open(f"{PAGE}?lang=en")
     page.get_by_role("heading", name="Take away the softmax").wait_for()
     page.wait_for_function("() => document.body.dataset.lineareFrame === '0'", timeout=30_000)
@@ -45,7 +46,7 @@ def test_switch_to_phi_step_and_play_the_collapse_then_count(open_page):
     page.wait_for_function("() => location.search.includes('attention=linear')")
     table, state = vectors(page)
     assert table == state                                           # o_1 both ways, as printed
-    page.wait_for_timeout(1000)                                     # the switch's own messages
+    wait_until_quiet(page, traffic)                                 # the switch's own messages
     quiet = len(sent)
     assert quiet > 0                                                # the switch went to the server
 
