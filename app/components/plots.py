@@ -528,6 +528,26 @@ TITLE_SCRIPT = """<script>
     setSize(model, property, pair[1], times);
     return true;
   }
+  // an axis name wrapped onto more than two lines (a 280-px picture's vertical name at a presenter's type, a long
+  // Italian one): its type smaller, a step at a time down to three quarters of the server's size, until it takes
+  // two, and wrapped again
+  function twoLines(model, room, view) {
+    var property = "axis_label_text_font_size", text = serverText(model, "axis_label");
+    var face = function () {
+      return [model.axis_label_text_font_style, sizeOf(model[property]), model.axis_label_text_font].join(" ");
+    };
+    if (typeof text !== "string" || !(room > 0) || lineCount(wrapped(text, face(), room)) <= 2) { return false; }
+    var done = scaled.get(model), pair = done && done[property];
+    var server = pair ? pair[1] : sizeOf(model[property]);
+    var times = parseFloat(sizeOf(model[property])) / parseFloat(server), changed = false;
+    while (times > 0.76 && lineCount(wrapped(text, face(), room)) > 2) {
+      times -= 0.05;
+      setSize(model, property, server, times);
+      changed = true;
+    }
+    fit(model, "axis_label", face(), room, view);
+    return changed;
+  }
   var list = function (x) { return Array.isArray(x) ? x : []; };
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   var seen = new WeakSet();
@@ -577,10 +597,11 @@ TITLE_SCRIPT = """<script>
       var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
       var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
       if (part && part.type === "Legend" && under && drawn.bbox) {
-        // a legend of several columns wider than the canvas (cut at both sides): one column
+        // a legend of several columns wider than the canvas (cut at both sides): a column fewer at each pass
+        // until it fits (straight to one, a presenter's Italian nine rows took the frame's height)
         var outside = drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1;
         if (drawn.bbox.width > 0 && outside && part.ncols !== 1) {
-          part.setv({ncols: 1}, {sync: false});
+          part.setv({ncols: typeof part.ncols === "number" ? part.ncols - 1 : 1}, {sync: false});
           changed = true;
         }
       } else if (!box) {
@@ -610,6 +631,7 @@ TITLE_SCRIPT = """<script>
                     part.axis_label_text_font].join(" ");
         if (fit(part, "axis_label", face, room - 8, view)) { changed = true; }
         if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
+        if (twoLines(part, room - 8, view)) { changed = true; }
       }
     });
     return changed;

@@ -7,7 +7,7 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
   numbers button: those are not overlaps; the numbers button over the picture's title is);
 - no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
   canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
-  axis names are checked for overlaps too (a numbers button over a vertical axis name);
+  axis names are checked for overlaps too (a numbers button over a vertical axis name), and take two lines at most;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -137,6 +137,8 @@ LAYOUT_JS = """async () => {
       const drawnAxis = view.renderer_views.get(axis), name = drawnAxis && drawnAxis._axis_label_view;
       if (!name || !axis.visible || !drawnAxis.bbox || typeof axis.axis_label !== "string") continue;
       if (!axis.axis_label) continue;
+      const lines = axis.axis_label.split("\\n").length;     // as shown: the page's script wraps it at spaces
+      if (lines > 2) wide.push(`axis name «${axis.axis_label.replace(/\\n/g, " ")}» on ${lines} lines, over two`);
       const text = name.graphics();
       text.visuals = drawnAxis.visuals.axis_label_text.values();
       text.angle = 0;
