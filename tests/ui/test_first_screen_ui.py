@@ -91,13 +91,12 @@ def test_the_point_is_on_the_first_screen(chromium, server, path, pictures):
 
 
 def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
-    """Every page opened on the projector in every language and level (two of the four in presenter mode, each
-    language once); in the two others the same page is
-    then widened to 1920 × 1080, as a window is (each page loads once: this test took 3.5 minutes with
-    a second load at 1920). On each load at 1366 × 768 every text of the sidebar and the page is at least
-    16 px (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check of layout.py: nothing overlaps (the
-    pictures' titles and their numbers buttons included), every control at least 24 px. Sections made when
-    scrolled to are made first, so they are checked too."""
+    """Every page opened on the projector in every language and level, two of the four in presenter mode (each
+    language once); in the two others the same page is then widened to 1920 × 1080, as a window is (each page
+    loads once: this test took 3.5 minutes with a second load at 1920). On each load at 1366 × 768 every text of
+    the sidebar and the page is at least 16 px (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check
+    of layout.py: nothing overlaps (the pictures' titles and their numbers buttons included), every control at
+    least 24 px. Sections made when scrolled to are made first, so they are checked too."""
     paths = ["/", "/softmax", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent",
              "/architectures", "/state?lesson=state&card=2",
              "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
