@@ -14,11 +14,14 @@ import re
 
 import param
 
-from app.i18n import _
+from app.i18n import _, format_number
 
 MAX_TEXT = 500            # characters kept from a text value
 _SHOWN = 40               # characters of a rejected value quoted back in a notice
 _INTEGER = re.compile(r"^[+-]?\d{1,12}$")
+# URL keys that count from 0 where the page counts from 1 (app/components/controls.py example_input): their
+# notices tell the numbers as the student sees them
+COUNTED_FROM_ONE = frozenset({"example"})
 
 
 def read_query(owner, mapping, args):
@@ -86,7 +89,11 @@ def _clean(parameter, key, text):
         return default, rejected(default)
     if isinstance(parameter, (param.Integer, param.Number)):
         number = _number(text, integer=isinstance(parameter, param.Integer))
+        counted = key in COUNTED_FROM_ONE
         if number is None:
+            if counted:
+                return default, _("The link's “{key}={value}” is not an example number: example {used} is "
+                                  "shown.").format(key=key, value=shown, used=format_number(default + 1))
             return default, rejected(default)
         low, high = parameter.bounds or (None, None)
         clamped = number
@@ -96,6 +103,11 @@ def _clean(parameter, key, text):
             clamped = min(clamped, high)
         if clamped == number:
             return number, None
+        if counted:
+            return clamped, _("The link's “{key}={value}” asks for example {asked}, but the examples go from "
+                              "{low} to {high}: example {used} is shown.").format(
+                key=key, value=shown, asked=format_number(number + 1), low=format_number(low + 1),
+                high=format_number(high + 1), used=format_number(clamped + 1))
         if low is not None and high is not None:
             return clamped, _("The link gave “{key}” the value {value}, outside the range {low} to {high}: "
                               "{used} is used instead.").format(

@@ -120,6 +120,14 @@ def test_url_values_are_checked_and_fitted():
         assert len(notices) == 6                                # one per bad value
         assert "The link asks for a larger pairs than these settings allow: 16 is used." in notices
         assert not any("999" in n for n in notices)             # replaced by the notice of what is used
+        # the example as the page counts it, from 1
+        assert "The link's “example=abc” is not an example number: example 1 is shown." in notices
+    with language("it"):
+        store, notices = open_store(Session(), args(example="-3"))
+    assert store.example == 0 and notices == [
+        "Il link, con “example=-3”, chiede l'esempio -2, ma gli esempi vanno da 1 a 10.000: viene mostrato "
+        "l'esempio 1."]
+    with language("en"):
         store, notices = open_store(Session(), args(dk="8", pairs="20", query="30"))
     assert (store.pairs, store.query) == (20, 20)
     assert notices == ["The link asks for a larger query than these settings allow: 20 is used."]

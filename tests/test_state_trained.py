@@ -139,7 +139,14 @@ def test_malformed_url_values_give_defaults_and_notices():
         assert "1 to 8" in notices[2]
         values, notices = read_store_query(args(mode="trained", pairs=999, example=-4))
     assert values["pairs"] == 16 and values["example"] == 0 and len(notices) == 2
-    assert "“example”" in notices[0] and "1 to 16" in notices[1]
+    assert "1 to 16" in notices[1]
+    # the example as the page counts it, from 1 (the URL's value counts from 0)
+    assert notices[0] == ("The link's “example=-4” asks for example -3, but the examples go from 1 to 10,000: "
+                          "example 1 is shown.")
+    with language("it"):
+        _values, notices = read_store_query(args(mode="trained", example=12000))
+    assert notices == ["Il link, con “example=12000”, chiede l'esempio 12.001, ma gli esempi vanno da 1 a 10.000: "
+                       "viene mostrato l'esempio 10.000."]
     store = StateStore(mode="trained", pairs=16)
     store.mode = "mechanism"                                        # back to mechanism: clamped there too
     assert store.pairs == MECHANISM_PAIRS and store.result is not None

@@ -5,6 +5,9 @@
 
 Until then the page holds only a marker of the section's height (`Near`): when the browser sees it
 come within a screen of the window, it says so once, and the server makes the section in its place.
+The section's height depends on the column's width (a phone wraps its text and stacks its pictures): `height`
+may be a number or the section's heights measured at a few widths, {column width: height}, and the marker takes
+the height for its own width, read between them, so that the page hardly moves when the section arrives.
 A page's time to open is mostly the server making its Bokeh models, and a section nobody scrolls to
 then costs nothing. `build_all(doc)` makes every section of a document at once: what tests
 that read a whole page use.
@@ -25,16 +28,37 @@ class Near(JSComponent):
     """An empty block that tells the server, once, that it has come within a screen of the window."""
 
     seen = param.Boolean(default=False, doc="the block came near the window")
+    heights = param.List(default=[[0, 400]], doc="[[column width, height], …] by width: the block's height at "
+                         "its own width is read between them (the first's below, the last's above)")
 
     BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/websocket.py)
 
     _esm = """
     export function render({ model, el }) {
+      const block = document.createElement("div")
+      el.appendChild(block)
+      const fit = () => {
+        const points = model.heights, width = el.clientWidth
+        let height = points[points.length - 1][1]
+        for (let i = 0; i < points.length; i++) {
+          const [w, h] = points[i]
+          if (width <= w) {
+            const [w0, h0] = i === 0 ? [w, h] : points[i - 1]
+            height = w === w0 ? h : h0 + (h - h0) * (width - w0) / (w - w0)
+            break
+          }
+        }
+        block.style.height = `${Math.round(height)}px`
+      }
+      fit()
+      const sizes = new ResizeObserver(fit)
+      sizes.observe(el)
+      model.on("heights", fit)
       const observer = new IntersectionObserver((entries) => {
         if (entries.some((entry) => entry.isIntersecting)) { observer.disconnect(); model.seen = true }
       }, { rootMargin: "100% 0px" })
       observer.observe(el)
-      model.on("remove", () => observer.disconnect())
+      model.on("remove", () => { observer.disconnect(); sizes.disconnect() })
     }
     """
 
@@ -47,7 +71,7 @@ class Later(pn.viewable.Viewer):
     def __init__(self, make, height=400, placed=None):
         super().__init__()
         self._make, self._section, self._placed = make, None, placed
-        near = Near(height=height, sizing_mode="stretch_width", margin=0, css_classes=[MARKER])
+        near = Near(heights=_points(height), sizing_mode="stretch_width", margin=0, css_classes=[MARKER])
         near.param.watch(lambda _event: self.section(), "seen")
         self._column = pn.Column(near, sizing_mode="stretch_width", margin=0)
         doc = pn.state.curdoc
@@ -60,9 +84,10 @@ class Later(pn.viewable.Viewer):
         return self._section is not None
 
     def resize(self, height):
-        """The marker's height, until the section is made (a section whose size depends on the settings)."""
+        """The marker's height (a number or {column width: height}), until the section is made (a section whose
+        size depends on the settings)."""
         if self._section is None:
-            self._column.objects[0].height = height
+            self._column.objects[0].heights = _points(height)
 
     def section(self):
         if self._section is None:
@@ -77,6 +102,11 @@ class Later(pn.viewable.Viewer):
 
     def __panel__(self):
         return self._column
+
+
+def _points(height):
+    """[[column width, height], …] by width, from a height or {column width: height}."""
+    return sorted([width, h] for width, h in height.items()) if isinstance(height, dict) else [[0, height]]
 
 
 def when_built(doc, finish):

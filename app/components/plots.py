@@ -593,6 +593,65 @@ TITLE_SCRIPT = """<script>
     setSize(model, property, pair[1], times);
     return true;
   }
+  // an axis name wrapped onto more than two lines (a 280-px picture's vertical name at a presenter's type, a long
+  // Italian one): its type smaller, a step at a time down to three quarters of the server's size, until it takes
+  // two, and wrapped again
+  function twoLines(model, room, view) {
+    var property = "axis_label_text_font_size", text = serverText(model, "axis_label");
+    var face = function () {
+      return [model.axis_label_text_font_style, sizeOf(model[property]), model.axis_label_text_font].join(" ");
+    };
+    if (typeof text !== "string" || !(room > 0) || lineCount(wrapped(text, face(), room)) <= 2) { return false; }
+    var done = scaled.get(model), pair = done && done[property];
+    var server = pair ? pair[1] : sizeOf(model[property]);
+    var times = parseFloat(sizeOf(model[property])) / parseFloat(server), changed = false;
+    while (times > 0.76 && lineCount(wrapped(text, face(), room)) > 2) {
+      times -= 0.05;
+      setSize(model, property, server, times);
+      changed = true;
+    }
+    fit(model, "axis_label", face(), room, view);
+    return changed;
+  }
+  // the room between an axis's neighbouring tick labels as drawn (px; negative: they run together), read as
+  // Bokeh places them
+  window.lineareTickGaps = function (drawn) {
+    var coords = drawn.tick_coords.major, along = drawn.dimension, at = drawn.scoords(coords)[along];
+    var labels = drawn.compute_labels(coords[along]);
+    labels.visuals = drawn.visuals.major_label_text.values();
+    var sizes = labels.items.map(function (label) {
+      var size = label.size();
+      return along === 0 ? size.width : size.height;
+    });
+    var order = Array.from(at.keys()).sort(function (i, j) { return at[i] - at[j]; }), gaps = [];
+    for (var k = 1; k < order.length; k++) {
+      var i = order[k - 1], j = order[k];
+      gaps.push(at[j] - at[i] - (sizes[i] + sizes[j]) / 2);
+    }
+    return gaps;
+  };
+  // a numeric axis whose tick labels run together (a phone's narrow picture: 20,00040,000…): a tick fewer at each
+  // pass until they have 8 px between them; the server's number again when the frame is drawn wider
+  var ticking = new WeakMap();         // a ticker → {server: its desired_num_ticks, size: the frame's length}
+  function spaceTicks(drawn, view) {
+    var ticker = drawn.model.ticker;
+    if (!ticker || !("desired_num_ticks" in ticker.properties) || !drawn.tick_coords) { return false; }
+    var size = drawn.dimension === 0 ? view.frame.bbox.width : view.frame.bbox.height;
+    var kept = ticking.get(ticker);
+    if (!kept) {
+      kept = {server: ticker.desired_num_ticks, size: size};
+      ticking.set(ticker, kept);
+    } else if (size > kept.size + 1 && ticker.desired_num_ticks !== kept.server) {
+      kept.size = size;
+      ticker.setv({desired_num_ticks: kept.server}, {sync: false});
+      return true;
+    }
+    kept.size = size;
+    var gaps = window.lineareTickGaps(drawn);
+    if (!gaps.length || Math.min.apply(null, gaps) >= 8 || ticker.desired_num_ticks <= 2) { return false; }
+    ticker.setv({desired_num_ticks: ticker.desired_num_ticks - 1}, {sync: false});
+    return true;
+  }
   var list = function (x) { return Array.isArray(x) ? x : []; };
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
   var seen = new WeakSet();
@@ -642,10 +701,11 @@ TITLE_SCRIPT = """<script>
       var drawn = part && view.renderer_views.get(part), box = drawn && drawn.layout && drawn.layout.bbox;
       var under = drawn && drawn.panel && /above|below/.test(drawn.panel.side);
       if (part && part.type === "Legend" && under && drawn.bbox) {
-        // a legend of several columns wider than the canvas (cut at both sides): one column
+        // a legend of several columns wider than the canvas (cut at both sides): a column fewer at each pass
+        // until it fits (straight to one, a presenter's Italian nine rows took the frame's height)
         var outside = drawn.bbox.left < -1 || drawn.bbox.right > canvas + 1;
         if (drawn.bbox.width > 0 && outside && part.ncols !== 1) {
-          part.setv({ncols: 1}, {sync: false});
+          part.setv({ncols: typeof part.ncols === "number" ? part.ncols - 1 : 1}, {sync: false});
           changed = true;
         }
       } else if (!box) {
@@ -675,6 +735,8 @@ TITLE_SCRIPT = """<script>
                     part.axis_label_text_font].join(" ");
         if (fit(part, "axis_label", face, room - 8, view)) { changed = true; }
         if (shrink(part, "axis_label_text_font_size", part.axis_label, face, room - 8)) { changed = true; }
+        if (twoLines(part, room - 8, view)) { changed = true; }
+        if (spaceTicks(drawn, view)) { changed = true; }
       }
     });
     return changed;

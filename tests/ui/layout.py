@@ -7,7 +7,8 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
   numbers button: those are not overlaps; the numbers button over the picture's title is);
 - no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
   canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
-  axis names are checked for overlaps too (a numbers button over a vertical axis name);
+  axis names are checked for overlaps too (a numbers button over a vertical axis name), and take two lines at most;
+  an axis's tick labels do not overlap;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -135,8 +136,24 @@ LAYOUT_JS = """async () => {
     const axes = ["below", "above", "left", "right"].flatMap(side => view.model[side] || []);
     for (const axis of axes) {
       const drawnAxis = view.renderer_views.get(axis), name = drawnAxis && drawnAxis._axis_label_view;
+      // its tick labels, placed and measured as Bokeh draws them: a gap between neighbours
+      if (drawnAxis && axis.visible && !/Categorical/.test(axis.type) && drawnAxis.tick_coords &&
+          drawnAxis.tick_coords.major[0].length > 1) {
+        const coords = drawnAxis.tick_coords.major, along = drawnAxis.dimension;
+        const at = drawnAxis.scoords(coords)[along], labels = drawnAxis.compute_labels(coords[along]);
+        labels.visuals = drawnAxis.visuals.major_label_text.values();
+        const sizes = labels.items.map(l => along === 0 ? l.size().width : l.size().height);
+        const order = [...at.keys()].sort((i, j) => at[i] - at[j]);
+        const gaps = order.slice(1).map((j, k) => at[j] - at[order[k]] - (sizes[j] + sizes[order[k]]) / 2);
+        if (Math.min(...gaps) < 0) {      // overlapping (the softmax table's words sit 1 px apart, presenter)
+          wide.push(`tick labels of «${axis.axis_label || "an axis"}» run together (${Math.round(Math.min(...gaps))} ` +
+                    `px apart, «${view.model.title ? view.model.title.text : ""}»)`);
+        }
+      }
       if (!name || !axis.visible || !drawnAxis.bbox || typeof axis.axis_label !== "string") continue;
       if (!axis.axis_label) continue;
+      const lines = axis.axis_label.split("\\n").length;     // as shown: the page's script wraps it at spaces
+      if (lines > 2) wide.push(`axis name «${axis.axis_label.replace(/\\n/g, " ")}» on ${lines} lines, over two`);
       const text = name.graphics();
       text.visuals = drawnAxis.visuals.axis_label_text.values();
       text.angle = 0;

@@ -67,10 +67,44 @@ def drawn(page, url):
         page.locator(".bk-Figure").first.wait_for(timeout=60_000)
     page.wait_for_timeout(1000)                      # Bokeh draws the rest (the page's script is run by the check)
     if page.locator(".lineare-later").count():       # sections made when scrolled to are checked too
+        markers = page.evaluate(MARKERS_JS)
         scroll_to_every_section(page, wait=False)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(1000)
+        # the page hardly moves when a section arrives: its marker held about its height at this width
+        made = page.evaluate(SLOTS_JS, list(markers))
+        jumps = {slot: round(made[slot] - height) for slot, height in markers.items()}
+        assert all(abs(jump) < JUMP for jump in jumps.values()), f"{url}: sections taller than their markers by {jumps}"
     return page
+
+
+JUMP = 300                       # px: how much a section made when scrolled to may move the page below it
+# each section's marker (app/components/later.py): the slot that will hold the section is named, and its height read;
+# SLOTS_JS: the named slots' heights once the sections are in them
+MARKERS_JS = """() => {
+  const out = {}
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.classList.contains("lineare-later")) {
+        const slot = el.getRootNode().host
+        slot.dataset.slot = `section ${Object.keys(out).length + 1}`
+        out[slot.dataset.slot] = el.getBoundingClientRect().height
+      }
+      if (el.shadowRoot) walk(el.shadowRoot)
+    }
+  }
+  walk(document)
+  return out }"""
+SLOTS_JS = """(names) => {
+  const out = {}
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.dataset && names.includes(el.dataset.slot)) out[el.dataset.slot] = el.getBoundingClientRect().height
+      if (el.shadowRoot) walk(el.shadowRoot)
+    }
+  }
+  walk(document)
+  return out }"""
 
 
 def check_page(page, language):

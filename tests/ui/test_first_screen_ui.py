@@ -91,12 +91,12 @@ def test_the_point_is_on_the_first_screen(chromium, server, path, pictures):
 
 
 def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
-    """Every page opened on the projector in every language and level; in two of them the same page is
-    then widened to 1920 × 1080, as a window is (each page loads once: this test took 3.5 minutes with
-    a second load at 1920). On each load at 1366 × 768 every text of the sidebar and the page is at least
-    16 px (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check of layout.py: nothing overlaps (the
-    pictures' titles and their numbers buttons included), every control at least 24 px. Sections made when
-    scrolled to are made first, so they are checked too."""
+    """Every page opened on the projector in every language and level, two of the four in presenter mode (each
+    language once); in the two others the same page is then widened to 1920 × 1080, as a window is (each page
+    loads once: this test took 3.5 minutes with a second load at 1920). On each load at 1366 × 768 every text of
+    the sidebar and the page is at least 16 px (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check
+    of layout.py: nothing overlaps (the pictures' titles and their numbers buttons included), every control at
+    least 24 px. Sections made when scrolled to are made first, so they are checked too."""
     paths = ["/", "/softmax", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent",
              "/architectures", "/state?lesson=state&card=2",
              "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
@@ -110,16 +110,19 @@ def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
     context = chromium.new_context(viewport=PROJECTOR)
     page = context.new_page()
     try:
-        for lang, level in [("it", "elementare"), ("it", "superiore"), ("en", "elementare"), ("en", "superiore")]:
+        # two of the four in presenter mode (its type a quarter larger, the sidebar folded): each language once
+        for lang, level, present in [("it", "elementare", True), ("it", "superiore", False),
+                                     ("en", "elementare", False), ("en", "superiore", True)]:
             for path in paths:
-                page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
+                page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}"
+                          + ("&present=1" if present else ""))
                 page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
                 if path != "/":
                     page.locator(".bk-Figure").first.wait_for(timeout=60_000)
                 if page.locator(".lineare-later").count():
                     scroll_to_every_section(page, wait=False)
                     page.evaluate("window.scrollTo(0, 0)")
-                check(f"{path} {lang}/{level} at 1366")
+                check(f"{path} {lang}/{level}{' presenter' if present else ''} at 1366")
                 small.extend(f"{path} {lang}/{level}: {text}" for text in page.evaluate(TEXT_SIZES_JS, [16, exempt]))
                 if (lang, level) in (("it", "superiore"), ("en", "elementare")):
                     page.set_viewport_size(WIDE)

@@ -167,7 +167,7 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
     """390×844: the accuracy map is drawn a third as wide as on a projector; its numbers never run into each other
     (a square's number fits it, or no square has one); the trained models' grid wraps its 32 queries into rows of
     squares of 24 px at least, and a tap on the last one takes that answer apart. On the projector: every number
-    there, one row of queries per model."""
+    there, more queries to a row, its squares 24 px at least too (in one row they were 19 px wide)."""
     context = chromium.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
     try:
         page = context.new_page()
@@ -178,6 +178,7 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
         shown, fit = map_numbers_fit(page)
         assert fit, page.evaluate(MAP_NUMBERS_JS)
         settle(page, f"() => ({GRID_ACROSS})() < 32")
+        across = page.evaluate(f"({GRID_ACROSS})()")
         grid = page.evaluate(GRID_JS, 32)
         assert grid["width"] >= 24 and grid["height"] >= 24, grid
         page.touchscreen.tap(grid["x"], grid["y"])
@@ -186,10 +187,10 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
 
         page.set_viewport_size(PROJECTOR)
         settle(page, MAP_ALL)
-        settle(page, f"() => ({GRID_ACROSS})() === 32")
+        settle(page, f"() => ({GRID_ACROSS})() > {across}")                   # more to a row than on the phone
         shown, fit = map_numbers_fit(page)
         assert fit and shown == len(page.evaluate(MAP_NUMBERS_JS)), page.evaluate(MAP_NUMBERS_JS)
         grid = page.evaluate(GRID_JS, 32)
-        assert grid["height"] >= 24 and abs(grid["x"] - page.evaluate(GRID_JS, 1)["x"]) > 500, grid   # one row
+        assert grid["width"] >= 24 and grid["height"] >= 24, grid                  # a fingertip's square there too
     finally:
         context.close()

@@ -225,11 +225,9 @@ class TrainedPicture:
             self.show_picked(*self.chosen)
 
     def _rows(self, K):
-        """(rows, queries to a row) for K queries. Drawn narrower than its width (a phone, a tablet): as many to a
-        row as squares of 24 px fit across, the rows of a model in its band; at its width (a projector, a mouse),
-        one row per model, as designed."""
-        if drawn(self.grid, "outer_width", self.grid.width) >= self.grid.width - 1:
-            return 1, K
+        """(rows, queries to a row) for K queries: as many to a row as squares of 24 px fit across the frame as
+        the browser draws it, the rows of a model in its band; one row per model where all fit (a few queries,
+        a wide screen). At its full width too: 32 queries in one row were 19 px wide at 1366×768."""
         fit = max(1, int(drawn(self.grid, "inner_width", self.grid.width - self.MARGINS[0]) // self.SQUARE))
         rows = -(-K // fit)
         return rows, -(-K // rows)                                       # the rows as even as they can be

@@ -19,6 +19,10 @@ from app.variants import REGISTRY
 from engine import tasks
 from engine.ops import VARIANTS
 
+# the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
+# projector's 996 with the sidebar open), held by their markers until they are made
+FORENSICS_HEIGHT = {372: 2558, 750: 2105, 996: 1159}
+MAP_HEIGHT = {372: 907, 750: 713, 996: 639}
 DETAIL_CSS = """
 :host { font-size: 18px; color: #1f2933; }
 .ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
@@ -91,8 +95,8 @@ class MemoryView(DashboardView):
         # 4. one trained answer taken apart, and 5. the map over d_k × N: computed on workers once the page
         # has loaded (they would slow its first build down), and whenever their settings change after that;
         # their pictures are made when the visitor scrolls near them (a third of the page's models)
-        self.details = [Later(lambda: ForensicsSection(store, session), height=900),
-                        Later(lambda: MapSection(store, session), height=600)]
+        self.details = [Later(lambda: ForensicsSection(store, session), height=FORENSICS_HEIGHT),
+                        Later(lambda: MapSection(store, session), height=MAP_HEIGHT)]
         pn.state.onload(store.open_details)
         self._draw_curve()
 

@@ -21,8 +21,11 @@ from app.i18n import _, browser_locale, format_number, ngettext
 from app.variants import REGISTRY
 
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
-# the heights of the sections below the first screen at 1366×768, held by their markers until they are made
-DIFFERENCE_HEIGHT, MASK_HEIGHT, COST_HEIGHT = 500, 860, 830
+# the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
+# projector's 996 with the sidebar open), held by their markers until they are made
+DIFFERENCE_HEIGHT = {372: 673, 750: 522, 996: 500}
+MASK_HEIGHT = {372: 767, 750: 857, 996: 857}
+COST_HEIGHT = {372: 1360, 750: 1237, 996: 817}
 
 
 def in_section(index, name):

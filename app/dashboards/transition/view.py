@@ -47,7 +47,9 @@ KNOB_ON_RWKV7 = N_(r"Near RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
 CARD = dict(margin=(0, 8, 12, 0))
-SMALL_HEIGHT = 1140            # the three small multiples at 1366×768 (two lines), held by their marker until made
+# the three small multiples' height by the column's width (a phone, a tablet, a projector with the sidebar open),
+# held by their marker until made
+SMALL_HEIGHT = {372: 1695, 750: 1707, 996: 1138}
 
 
 def number(x, decimals=2):

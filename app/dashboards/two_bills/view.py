@@ -23,8 +23,10 @@ from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
 from app.variants import REGISTRY
 
-# the heights at 1366×768 of the sections below the first screen, held by their markers until they are made
-MEASURED_HEIGHT, CALCULATOR_HEIGHT = 700, 2330
+# the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
+# projector's 996 with the sidebar open), held by their markers until they are made
+MEASURED_HEIGHT = {372: 1384, 750: 1261, 996: 704}
+CALCULATOR_HEIGHT = {372: 2818, 750: 2341, 996: 2263}
 
 
 class TwoBillsView(DashboardView):
