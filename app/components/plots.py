@@ -169,7 +169,7 @@ def new_figure(tools="", grid=False, **options):
     """A Bokeh figure with no tools but those asked for (pictures add their own hover or tap): Bokeh's
     six default tools are a dozen models that every page would build, send and never show. No grid
     unless asked (style_figure hid it: two models a picture, built and sent for nothing); log axes
-    (x_axis_type=…) come with Bokeh's own axes and hidden grid. Number axes share the page's ticker."""
+    (x_axis_type=…) come with Bokeh's own axes and hidden grid."""
     if "x_axis_type" in options or "y_axis_type" in options:
         return figure(tools=tools, toolbar_location=None, **options)
     fig = figure(tools=tools, toolbar_location=None, x_axis_type=None, y_axis_type=None, **options)
@@ -182,9 +182,9 @@ def new_figure(tools="", grid=False, **options):
 
 
 def ticker():
-    """The ticks of a number axis: one BasicTicker per page, shared by its axes (it only reads the range it
-    is given); an axis that wants other ticks gets a ticker of its own, never changes this one."""
-    return _per_page(("ticker",), BasicTicker)
+    """The ticks of a number axis: a BasicTicker of its own, never shared, since the browser takes ticks away
+    from an axis whose labels run together (spaceTicks, in the page's tidying pass below)."""
+    return BasicTicker()
 
 
 def style_figure(fig, x_label, y_label):
