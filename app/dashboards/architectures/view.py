@@ -18,7 +18,8 @@ from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label
 
-CARDS_HEIGHT = 1500         # the cards' height at 1366×768, held by their marker until they are made
+CARDS_HEIGHT = {372: 5215, 750: 5180, 996: 3080}   # the cards' height by column width (English and Italian
+# between them), held by their marker until they are made (app/components/later.py)
 ON_KNOB = N_("On the transition knob: gate “{gate}”, β = {beta}.")
 
 

@@ -23,15 +23,13 @@ from engine.ops import VARIANTS
 # projector's 996 with the sidebar open), held by their markers until they are made
 FORENSICS_HEIGHT = {372: 2558, 750: 2105, 996: 1159}
 MAP_HEIGHT = {372: 907, 750: 713, 996: 639}
+QUERY_HEIGHT = {372: 1410, 750: 1325, 996: 1310}
+TRAINED_HEIGHT = {372: 2850, 750: 1505, 996: 1430}
 DETAIL_CSS = """
 :host { font-size: 18px; color: #1f2933; }
 .ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
 .muted { color: #52606d; font-size: 16px; }
 """
-
-
-# the heights of the sections under the first screen at 1366×768, held by their markers until they are made
-QUERY_HEIGHT, TRAINED_HEIGHT = 1300, 1150
 
 
 def in_section(index, name):
