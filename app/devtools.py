@@ -4,6 +4,7 @@
         with browser() as chromium: ...    # Debian's /usr/bin/chromium, else Playwright's own build
 """
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -103,7 +104,6 @@ def is_local(url):
     return parts.hostname in ("localhost", "127.0.0.1")
 
 
-
 class SocketTraffic:
     """What a page's websocket carries from now on: the frames it sent and received, as Playwright gives
     them (Bokeh sends each message as a header frame, a metadata frame, a content frame and its buffers)."""
@@ -123,8 +123,6 @@ class SocketTraffic:
 
 
 def _headers(frames):
-    import json
-
     return [json.loads(f) for f in frames if isinstance(f, str) and f.startswith('{"msgid"')]
 
 

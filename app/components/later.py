@@ -104,6 +104,12 @@ class Later(pn.viewable.Viewer):
         return self._column
 
 
+def in_section(index, name):
+    """A view's property: the attribute `name` of its section `view.lower[index]` (a Later), that section made
+    first (a lesson card or a test that reads it finds it made)."""
+    return property(lambda view: getattr(view.lower[index].section(), name))
+
+
 def _points(height):
     """[[column width, height], …] by width, from a height or {column width: height}."""
     return sorted([width, h] for width, h in height.items()) if isinstance(height, dict) else [[0, height]]

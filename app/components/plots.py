@@ -174,17 +174,12 @@ def new_figure(tools="", grid=False, **options):
         return figure(tools=tools, toolbar_location=None, **options)
     fig = figure(tools=tools, toolbar_location=None, x_axis_type=None, y_axis_type=None, **options)
     for dimension, place, axis_range in ((0, "below", fig.x_range), (1, "left", fig.y_range)):
-        axis = CategoricalAxis() if isinstance(axis_range, FactorRange) else LinearAxis(ticker=ticker())
+        # a number axis keeps a ticker of its own: the browser thins the ticks of one whose labels run together
+        axis = CategoricalAxis() if isinstance(axis_range, FactorRange) else LinearAxis()
         if grid:
             fig.add_layout(Grid(dimension=dimension, axis=axis), "center")
         fig.add_layout(axis, place)
     return fig
-
-
-def ticker():
-    """The ticks of a number axis: a BasicTicker of its own, never shared, since the browser takes ticks away
-    from an axis whose labels run together (spaceTicks, in the page's tidying pass below)."""
-    return BasicTicker()
 
 
 def style_figure(fig, x_label, y_label):

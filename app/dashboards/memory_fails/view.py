@@ -5,7 +5,7 @@ import numpy as np
 import panel as pn
 
 from app.components.controls import example_input
-from app.components.later import Later
+from app.components.later import Later, in_section
 from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
@@ -30,11 +30,6 @@ DETAIL_CSS = """
 .ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
 .muted { color: #52606d; font-size: 16px; }
 """
-
-
-def in_section(index, name):
-    """The attribute `name` of the view's lower section `index` (`MemoryView.lower`), that section made first."""
-    return property(lambda view: getattr(view.lower[index].section(), name))
 
 
 class MemoryView(DashboardView):

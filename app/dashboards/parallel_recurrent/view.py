@@ -7,7 +7,7 @@ import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
 from app.components.controls import sidebar_label
-from app.components.later import Later
+from app.components.later import Later, in_section
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -26,11 +26,6 @@ STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318;
 DIFFERENCE_HEIGHT = {372: 673, 750: 522, 996: 500}
 MASK_HEIGHT = {372: 767, 750: 857, 996: 857}
 COST_HEIGHT = {372: 1360, 750: 1237, 996: 817}
-
-
-def in_section(index, name):
-    """The attribute `name` of the view's lower section `index` (`FormsView.lower`), that section made first."""
-    return property(lambda view: getattr(view.lower[index].section(), name))
 
 
 class FormsView(DashboardView):

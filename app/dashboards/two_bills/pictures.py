@@ -4,7 +4,7 @@ import html
 
 import numpy as np
 import panel as pn
-from bokeh.models import BasicTicker, CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
+from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
 
 from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
 from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, new_figure, number_format, set_frame,
@@ -157,7 +157,7 @@ class WorkPicture:
                                    _("multiply-adds to read this token (one layer)"), _("tokens read"))
         for axis in (self.figure.xaxis, self.figure.yaxis):
             axis.formatter = number_format(language, decimals=0)
-        self.figure.xaxis.ticker = BasicTicker(desired_num_ticks=4)  # long numbers: fewer of them
+        self.figure.xaxis.ticker.desired_num_ticks = 4              # long numbers: fewer of them
         self.subtitle = Title(text="", text_font_size=LABEL_SIZE, text_font_style="normal", syncable=False)
         self.figure.add_layout(self.subtitle, "above")
         self.sources, self.filters, renderers = {}, {}, {}
