@@ -242,8 +242,8 @@ def test_the_bills_show_the_bytes_in_the_readers_units_and_numbers():
             view = TwoBillsView(store=store, session=Session())
             view.__panel__().get_root(Document())
             frames = view.generation.status.frames
-            calculator = CalculatorView(store=CalculatorStore(preset="llama3_8b", context=131_072),
-                                        session=Session()).results.object
+            llama = CalculatorView(store=CalculatorStore(preset="llama3_8b", context=131_072), session=Session())
+            calculator, weights_line = llama.results.object, llama.weights.object
         for t, frame in enumerate(frames, start=1):
             cache_shown, state_shown = re.findall(r'class="amount">([^<]*)<', frame)
             assert cache_shown == f"{round((512 + t) * 256 / 1000)} kB" and state_shown == state, frame
@@ -254,7 +254,7 @@ def test_the_bills_show_the_bytes_in_the_readers_units_and_numbers():
         amounts = re.findall(r'class="amount">([^<]*)<', calculator)
         mark = "," if lang == "it" else "."
         assert amounts == [f"17{mark}2 GB", f"33{mark}6 MB"], amounts
-        assert "131 kB" in calculator and weights in calculator          # per token; 8.03e9 parameters × 2 B
+        assert "131 kB" in calculator and weights in weights_line        # per token; 8.03e9 parameters × 2 B
 
 
 # ------------------------------------------------------------------------------ calculator

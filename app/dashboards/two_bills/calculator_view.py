@@ -48,6 +48,9 @@ class CalculatorView(pn.viewable.Viewer):
                 variant="outline", width=320),
             width=340)
         self.results = status_pane(margin=(4, 10))
+        # the model's weights against its cache, a pane of its own: lesson card 4 asks that comparison, and
+        # holds this line back until the student has chosen (app/dashboards/two_bills/lesson.py)
+        self.weights = status_pane(margin=(0, 10))
         self.chart = MemoryChart(store, language)
         self.table = status_pane(SCROLL_BOX_CSS, margin=(4, 10))
         self.explanation = Explanation(
@@ -75,7 +78,7 @@ class CalculatorView(pn.viewable.Viewer):
     def __panel__(self):
         return pn.Column(
             heading(_("The bill for real models")),
-            pn.FlexBox(self.inputs, pn.Column(self.results, self.note, min_width=480, max_width=860,
+            pn.FlexBox(self.inputs, pn.Column(self.results, self.weights, self.note, min_width=480, max_width=860,
                                               sizing_mode="stretch_width"), sizing_mode="stretch_width"),
             pn.FlexBox(pn.pane.Bokeh(self.chart.chart, margin=(0, 12, 12, 0)),
                        pn.Column(pn.Spacer(height=30), self.explanation, width=580), sizing_mode="stretch_width"),
@@ -85,6 +88,7 @@ class CalculatorView(pn.viewable.Viewer):
         store = self.store
         with pn.io.hold():
             self.results.object = self._results()
+            self.weights.object = self._weights()
             model = store.model
             if model is None:
                 self.note.object = ""
@@ -123,12 +127,6 @@ class CalculatorView(pn.viewable.Viewer):
         else:
             lines.append(_("At {n} tokens the cache is still smaller than the state; it becomes bigger from token "
                            "{crossing} on.").format(n=format_number(n), crossing=format_number(crossing)))
-        if model is not None:
-            lines.append(_("The weights of {model} take {bytes} ({params} billion parameters × {b} B); the cache "
-                           "alone outgrows them from about {tokens} tokens.").format(
-                model=model.name, bytes=format_bytes(store.weight_bytes()),
-                params=format_number(model.parameters / 1e9, 2), b=b,
-                tokens=format_number(store.weights_crossing())))
         softmax, state = store.multiply_adds()
         work = _("Reading a prompt of {n} tokens, in each head of each layer: softmax attention does {softmax} "
                  "multiply-adds (each token scores and adds up all the tokens before it), a fixed-state model of "
@@ -144,6 +142,17 @@ class CalculatorView(pn.viewable.Viewer):
         lines.append(work)
         text = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
         return f'<div class="status"><div class="bills">{bills}</div>{text}</div>'
+
+    def _weights(self):
+        store, model = self.store, self.store.model
+        if model is None:
+            return ""
+        line = _("The weights of {model} take {bytes} ({params} billion parameters × {b} B); the cache alone "
+                 "outgrows them from about {tokens} tokens.").format(
+            model=model.name, bytes=format_bytes(store.weight_bytes()),
+            params=format_number(model.parameters / 1e9, 2), b=store.bytes_per_number,
+            tokens=format_number(store.weights_crossing()))
+        return f'<div class="status"><p>{html.escape(line)}</p></div>'
 
     def _table(self):
         store = self.store

@@ -131,5 +131,6 @@ CARDS = (
          choices=(N_("about a tenth"), N_("about as much"), N_("about ten times as much")),
          correct=lambda _store: nearest(SIZE_RATIOS, _calculator().kv_cache_bytes() / _calculator().weight_bytes(),
                                         log=True),
-         observe=_llama_text, look=lambda view: (view.calculator.results,)),
+         observe=_llama_text, look=lambda view: (view.calculator.results,),
+         veil=lambda view: (view.calculator.weights,)),
 )
