@@ -187,7 +187,28 @@ class LessonCard(JSComponent):
           const first = both ? lead : found[0]
           first.style.scrollMarginTop = under + "px"
           first.scrollIntoView({block: "start", behavior: "instant"})
+          keepInView(first)
         }
+      }
+      // a section above, made as the scroll passed it (app/components/later.py), may come taller than its
+      // marker (presenter mode's larger type) and push the part down: it is brought back while it moves, for
+      // up to ten seconds, unless the visitor scrolls or presses a key meanwhile
+      function keepInView(node) {
+        const moves = ["wheel", "touchstart", "keydown", "pointerdown"]
+        let top = node.getBoundingClientRect().top, checks = 0, visitor = false
+        const mine = () => { visitor = true }
+        moves.forEach((e) => addEventListener(e, mine, {capture: true, passive: true}))
+        const check = () => {
+          if (visitor || ++checks > 40 || !node.isConnected) {
+            moves.forEach((e) => removeEventListener(e, mine, {capture: true})); return
+          }
+          if (Math.abs(node.getBoundingClientRect().top - top) > 2) {
+            node.scrollIntoView({block: "start", behavior: "instant"})
+            top = node.getBoundingClientRect().top
+          }
+          setTimeout(check, 250)
+        }
+        setTimeout(check, 250)
       }
     }
     """
