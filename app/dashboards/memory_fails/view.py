@@ -332,9 +332,9 @@ class TrainedSection(pn.viewable.Viewer):
             elementare=_("The same test on the small trained models of the lab: each one read a sequence of "
                          "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
                          "question, had to produce the information stored with that label. Each model has its "
-                         "own row (on a narrow screen, a band of rows), each square a question: blue right, orange-red "
-                         "wrong. The models learned on 64-word "
-                         "sequences with up to 16 pairs; longer ones ask them more than they practised. Their "
+                         "own band, one or more rows of squares (as many as fit across), each square a question: "
+                         "blue right, orange-red wrong. The models learned on 64-word sequences with up to 16 "
+                         "pairs; longer ones ask them more than they practised. Their "
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
                          "forgot, or met a longer text than in training."),
