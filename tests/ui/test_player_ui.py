@@ -36,6 +36,10 @@ COUNT_MEASURES = """() => {
     const f = view.model
     if (!fixed(f.x_range) || !fixed(f.y_range) || [f.title, ...f.above].some(stepped)) { continue }
     watched++
+    // the player skips the measure while a figure looks as at its last one (player.py measureOnlyWhenNeeded);
+    // a figure not repainted since the player mapped it has no last one yet, and its first step measured it
+    // (a load that ended just before the count): it takes that first measure now
+    if (typeof view._invalidate_layout_if_needed === "function") { view._invalidate_layout_if_needed() }
     for (const part of view.renderer_views.values()) {
       const layout = part.layout
       if (layout && layout.has_size_changed) {
