@@ -160,6 +160,14 @@ def test_rolling_median():
     assert list(rolling_median(values, window=1)) == values
 
 
+def test_rolling_median_is_the_median_of_the_last_values_at_every_length():
+    rng = np.random.default_rng(3)
+    for n in (0, 1, 5, 8, 9, 10, 33):                       # shorter than the window, equal, longer
+        values = rng.exponential(size=n)
+        plain = [float(np.median(values[max(0, i - 8):i + 1])) for i in range(n)]
+        assert rolling_median(values, window=9).tolist() == plain
+
+
 def test_measuring_again_adds_a_point():
     store = GenerationStore(tokens=16, heads=1, dim=16)
     store.param.trigger("measure")

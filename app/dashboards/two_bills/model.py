@@ -98,7 +98,11 @@ def work_crossing(d_k, d_v):
 def rolling_median(values, window=WINDOW):
     """Median of the last `window` values up to each position (fewer at the start)."""
     values = np.asarray(values, dtype=float)
-    return np.array([np.median(values[max(0, i - window + 1):i + 1]) for i in range(len(values))])
+    head = [np.median(values[:i + 1]) for i in range(min(window - 1, len(values)))]     # fewer than `window`
+    if len(values) < window:
+        return np.array(head, dtype=float)
+    full = np.median(np.lib.stride_tricks.sliding_window_view(values, window), axis=1)   # [n - window + 1]
+    return np.concatenate([head, full])
 
 
 @dataclass

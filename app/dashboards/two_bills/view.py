@@ -307,17 +307,18 @@ class GenerationView(pn.viewable.Viewer):
             if self.measured.made:
                 self.measured.section().show(result, t)
             self.work.show_run(result, _(REGISTRY[result.variant].label), t)
-            self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
+            medians = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
+            self.status.show([self._status(result, i, medians) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
-    def _status(self, result, t):
+    def _status(self, result, t, medians):
+        """The line under the player at token `t`; `medians`: the two rolling medians of the step times."""
         name = _(REGISTRY[result.variant].label)
         step_line = _("Token {t} of {n} · tokens in memory: {held}").format(
             t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))
         cache = _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
         state = _("the same at every token")
-        soft_ms = rolling_median(result.softmax_ms[:t + 1])[-1]
-        state_ms = rolling_median(result.state_ms[:t + 1])[-1]
+        soft_ms, state_ms = medians[0][t], medians[1][t]
         times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
             .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms))
         crossing = result.crossing
