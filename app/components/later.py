@@ -3,8 +3,11 @@
     later = Later(lambda: MapSection(store, session))        # a Viewer: put `later` in the layout
     later.section()                                          # the section itself, made now if not yet
 
-Until then the page holds only a marker of the section's height (`Near`): when the browser sees it
-come within a screen of the window, it says so once, and the server makes the section in its place.
+Until then the page holds only a marker of the section's height (`Near`): when the browser sees it come
+within a screen of the window, it says so once, and the server makes the section in its place. Where the page
+scrolls inside the template's main column rather than the window, that column clips the marker first, and it is
+seen only once in view: deliberately left so, since an observer rooted at the column would make the sections
+just below the first screen as the page opens, and the page would cost what it did before they were put off.
 The section's height depends on the column's width (a phone wraps its text and stacks its pictures): `height`
 may be a number or the section's heights measured at a few widths, {column width: height}, and the marker takes
 the height for its own width, read between them, so that the page hardly moves when the section arrives.
@@ -25,7 +28,7 @@ SECTIONS, FINISH = "lineare_later_sections", "lineare_later_finish"
 
 
 class Near(JSComponent):
-    """An empty block that tells the server, once, that it has come within a screen of the window."""
+    """An empty block that tells the server, once, that it has come near the window (see above)."""
 
     seen = param.Boolean(default=False, doc="the block came near the window")
     heights = param.List(default=[[0, 400]], doc="[[column width, height], …] by width: the block's height at "
