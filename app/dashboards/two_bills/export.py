@@ -37,7 +37,7 @@ class TwoBillsPage(PageExport):
         return self.length() - 1              # the page opens on the whole run
 
     def scene(self, t):
-        from app.dashboards.two_bills.model import byte_unit, rolling_median
+        from app.dashboards.two_bills.model import byte_unit
 
         result = self.store.result
         t = min(t, result.tokens - 1)
@@ -56,7 +56,7 @@ class TwoBillsPage(PageExport):
             memory.insert(0, Series(_("already in memory"), np.array([0, result.context]), np.array([0, first]),
                                     VERMILLION, dash=True, width=2))
         numbers = np.arange(1, result.tokens + 1)
-        soft_median, state_median = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
+        soft_median, state_median = result.softmax_median, result.state_median
         top = max(soft_median.max(), state_median.max())
         times = [Series("", numbers[upto], result.softmax_ms[upto], faded(VERMILLION), kind="dots"),
                  Series("", numbers[upto], result.state_ms[upto], faded(BLUE), kind="dots", marker="square"),
@@ -106,7 +106,7 @@ class TwoBillsPage(PageExport):
                       _("tokens read"), unit)
 
     def captions(self, t):
-        from app.dashboards.two_bills.model import format_bytes, format_ms, format_power, rolling_median
+        from app.dashboards.two_bills.model import format_bytes, format_ms, format_power
 
         result = self.store.result
         name = _(REGISTRY[result.variant].label)
@@ -116,8 +116,7 @@ class TwoBillsPage(PageExport):
                      + _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
                      + f" · {_('state ({model})').format(model=name)}: {format_bytes(result.state_bytes[t])}, "
                      + _("the same at every token"))
-        soft_ms = rolling_median(result.softmax_ms[:t + 1])[-1]
-        state_ms = rolling_median(result.state_ms[:t + 1])[-1]
+        soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
         lines.append(_("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")
                      .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms)))
         softmax_work, state_work = self.work_so_far(t)
@@ -149,10 +148,8 @@ class TwoBillsPage(PageExport):
                  "time; further down, the same bills for real models.")
 
     def table_tokens(self):
-        from app.dashboards.two_bills.model import rolling_median
-
         result = self.store.result
-        soft_median, state_median = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
+        soft_median, state_median = result.softmax_median, result.state_median
         rows = [[t + 1, result.held[t], result.kv_cache_bytes[t], result.state_bytes[t], result.softmax_ms[t],
                  result.state_ms[t], soft_median[t], state_median[t]] for t in range(result.tokens)]
         setup = _("Softmax attention against {model}: one layer each, {heads} heads with d_k = d_v = {dim}, "

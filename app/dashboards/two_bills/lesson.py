@@ -51,9 +51,8 @@ def _work_text(store):
 
 def _typical(store):
     """The typical step times (ms) the page shows at frame _times_at: (softmax, state)."""
-    from app.dashboards.two_bills.model import rolling_median
     result, t = store.result, _times_at(store)
-    return float(rolling_median(result.softmax_ms)[t]), float(rolling_median(result.state_ms)[t])
+    return float(result.softmax_median[t]), float(result.state_median[t])
 
 
 def _times_at(store):

@@ -1,6 +1,7 @@
 """Two bills, the generation race: a softmax layer and a fixed-state layer generate the same random
 tokens; per token, the bytes the engine reports and the time each step takes. Also the number
 formats both parts of the page write bytes and times with."""
+import functools
 import math
 import os
 import threading
@@ -122,6 +123,16 @@ class Generation:
     @property
     def tokens(self):
         return len(self.held)
+
+    @functools.cached_property
+    def softmax_median(self):
+        """The softmax step times' rolling median (`rolling_median`), once per run: the page, its status line,
+        its lesson and its export all read it."""
+        return rolling_median(self.softmax_ms)
+
+    @functools.cached_property
+    def state_median(self):
+        return rolling_median(self.state_ms)
 
     @property
     def bytes_per_token(self):

@@ -16,7 +16,7 @@ from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.two_bills.calculator import CalculatorStore
 from app.dashboards.two_bills.calculator_view import CalculatorView
 from app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES, STATE_VARIANTS, TOKEN_CHOICES,
-                                            GenerationStore, byte_unit, format_bytes, format_ms, rolling_median)
+                                            GenerationStore, byte_unit, format_bytes, format_ms)
 from app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPicture, bill_html, crossing_mark,
                                                show_crossing, status_pane)
 from app.i18n import _, current_language, format_number
@@ -307,18 +307,16 @@ class GenerationView(pn.viewable.Viewer):
             if self.measured.made:
                 self.measured.section().show(result, t)
             self.work.show_run(result, _(REGISTRY[result.variant].label), t)
-            medians = rolling_median(result.softmax_ms), rolling_median(result.state_ms)
-            self.status.show([self._status(result, i, medians) for i in range(result.tokens)], t=t)
+            self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
-    def _status(self, result, t, medians):
-        """The line under the player at token `t`; `medians`: the two rolling medians of the step times."""
+    def _status(self, result, t):
         name = _(REGISTRY[result.variant].label)
         step_line = _("Token {t} of {n} · tokens in memory: {held}").format(
             t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))
         cache = _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
         state = _("the same at every token")
-        soft_ms, state_ms = medians[0][t], medians[1][t]
+        soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
         times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
             .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms))
         crossing = result.crossing
@@ -384,12 +382,12 @@ class MeasuredSection(pn.viewable.Viewer):
         with pn.io.hold():
             self.times.label("state", _("state ({model})").format(model=_(REGISTRY[result.variant].label)), [])
             # the scale follows the typical times; a single token slowed down by the machine may fall off the top
-            top = max(rolling_median(result.softmax_ms).max(), rolling_median(result.state_ms).max())
+            top = max(result.softmax_median.max(), result.state_median.max())
             self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))
             self.times.show_frames("softmax_each", numbers, result.softmax_ms, t)
             self.times.show_frames("state_each", numbers, result.state_ms, t)
-            self.times.show_frames("softmax_median", numbers, rolling_median(result.softmax_ms), t)
-            self.times.show_frames("state_median", numbers, rolling_median(result.state_ms), t)
+            self.times.show_frames("softmax_median", numbers, result.softmax_median, t)
+            self.times.show_frames("state_median", numbers, result.state_median, t)
 
 
 build = TwoBillsView.build
