@@ -490,6 +490,7 @@ GIVEN_AWAY = {("softmax", 2): lambda store: ["The same numbers", "equals the ans
               ("two-bills", 1): lambda store: [f"from token {store.result.crossing} the cache is bigger",
                                                f"from token {store.result.crossing} on"],
               ("two-bills", 2): lambda store: ["twice the text is four times the work"],
+              ("two-bills", 3): lambda store: ["Typical time per token"],
               ("two-bills", 4): lambda store: ["The weights of Llama-3-8B take 16.1 GB", "outgrows them"],
               ("state", 3): lambda store: ["new information replaces the old"],
               ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding",

@@ -123,7 +123,8 @@ CARDS = (
          correct=_slower,
          at=_times_at,
          press=N_("Press ▶ Play and read the typical times under the pictures."),
-         observe=_times_text, look=lambda view: (view.generation.status,)),
+         observe=_times_text, look=lambda view: (view.generation.status,),
+         veil=lambda view: (view.generation.typical,)),
     Card(setup=LLAMA,
          prompt=N_("A real model, Llama-3.1-8B, reads a book of 131,072 words, with numbers of 2 bytes (bf16). "
                    "Compared with the model's own weights, how much room does its notebook (KV cache) take?"),

@@ -142,6 +142,8 @@ class GenerationView(pn.viewable.Viewer):
         self.point = Explanation(session)
 
         self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
+        # the typical times on a line of their own: a lesson card asks which layer is slower before they show
+        self.typical = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.setup = status_pane(margin=(0, 10))
         memory_text = Explanation(
             session, width=470,
@@ -208,7 +210,8 @@ class GenerationView(pn.viewable.Viewer):
         main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
         pictures = pn.FlexBox(main(self.memory.figure, (0, 12, 6, 0)), main(self.work.figure, (0, 0, 6, 0)),
                               sizing_mode="stretch_width")
-        return pn.Column(point_box(self.point), self.player, pictures, self.status, self.texts, self.setup,
+        return pn.Column(point_box(self.point), self.player, pictures, self.status, self.typical, self.texts,
+                         self.setup,
                          sizing_mode="stretch_width")
 
     def __panel__(self):
@@ -308,6 +311,7 @@ class GenerationView(pn.viewable.Viewer):
                 self.measured.section().show(result, t)
             self.work.show_run(result, _(REGISTRY[result.variant].label), t)
             self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
+            self.typical.show([self._typical(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
     def _status(self, result, t):
@@ -316,18 +320,23 @@ class GenerationView(pn.viewable.Viewer):
             t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))
         cache = _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
         state = _("the same at every token")
-        soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
-        times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
-            .format(softmax=format_ms(soft_ms), model=name, state=format_ms(state_ms))
-        crossing = result.crossing
-        if result.held[t] >= crossing:
-            times = _("The cache has been bigger than the state since token {n}.").format(
-                n=format_number(crossing)) + " " + times
         bills = (bill_html("cache", _("KV cache (softmax)"), format_bytes(result.kv_cache_bytes[t]), cache)
                  + bill_html("state", _("state ({model})").format(model=name),
                              format_bytes(result.state_bytes[t]), state))
         return (f'<div class="status"><div class="step">{html.escape(step_line)}</div>'
-                f'<div class="bills">{bills}</div><p>{html.escape(times)}</p></div>')
+                f'<div class="bills">{bills}</div></div>')
+
+    def _typical(self, result, t):
+        """The line under the bills at token `t`: since when the cache is bigger, and the typical step times."""
+        soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
+        times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
+            .format(softmax=format_ms(soft_ms), model=_(REGISTRY[result.variant].label), state=format_ms(state_ms))
+        crossing = result.crossing
+        if result.held[t] >= crossing:
+            times = _("The cache has been bigger than the state since token {n}.").format(
+                n=format_number(crossing)) + " " + times
+        return f'<div class="status"><p>{html.escape(times)}</p></div>'
+
 
 
 class MeasuredSection(pn.viewable.Viewer):
