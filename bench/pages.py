@@ -182,8 +182,8 @@ def build_once(route, query, language, phases=None, timed=True):
     for callback in list(doc.session_destroyed_callbacks):      # as a closed session: stores freed
         with contextlib.suppress(Exception):
             callback(session.context)
-    return {**phases.totals, "models_count": len(doc.models), "json_bytes": len(message.content_json) + sum(
-        len(buffer.to_bytes()) for buffer in message.buffers)}
+    json_bytes = len(message.content_json) + sum(len(buffer.to_bytes()) for buffer in message.buffers)
+    return {**phases.totals, "models_count": len(doc.models), "roots": len(doc.roots), "json_bytes": json_bytes}
 
 
 def as_served():

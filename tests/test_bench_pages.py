@@ -31,3 +31,12 @@ def test_a_page_is_built_written_and_split(capsys):
     pages.print_table(rows, server=False)
     out = capsys.readouterr().out
     assert "home" in out and "JSON kB" in out
+
+
+def test_the_sidebar_is_one_root_of_the_document():
+    """Panel's template pays for each root it renders (its design switched on and off, the root's own
+    bookkeeping): the sidebar's thirty-odd widgets are one column, not thirty roots."""
+    pages.as_served()
+    built = pages.build_once("state", pages.PAGES["state"], "en")
+    # Panel's own four (location, js area, actions, browser info), the header, the sidebar, the page
+    assert built["roots"] == 7
