@@ -29,8 +29,9 @@ costs more than it shows here); --server counts every thread of the server.
 all its processes are counted); each page opened --reps times
 by bench.load's protocol viewer (GET, websocket, PULL-DOC, document_ready) after one warm-up, one
 at a time; the server process's CPU time (user + system, psutil) from before the GET until the page
-is in and the server has gone quiet. That is the "server CPU per page opened" of the targets; the
-in-process split says where it goes.
+is in and the server has gone quiet. That is the "server CPU per page opened" of the targets, judged
+on each page's median; the mean over every opening measured (the last line) also carries the rare
+full collection and session discards that fall into one opening. The in-process split says where it goes.
 
 --profile PAGE: cProfile of one build of PAGE (after a warm-up), the 40 costliest functions.
 
@@ -42,6 +43,7 @@ import functools
 import gc
 import json
 import os
+import statistics
 import sys
 import threading
 import time
@@ -284,10 +286,15 @@ def server_rows(pages, languages, reps, server_args=("--one-process",)):
                     asyncio.run(open_page(base, path))
                     quiet(server)
                     costs.append(cpu(server) - before)
-                rows.append({"route": route, "language": language, "reps": reps,
-                             "server_cpu_s": sum(costs) / reps, "min_s": min(costs), "max_s": max(costs)})
+                rows.append(server_row(route, language, costs))
                 print(f"  {route} {language}: {rows[-1]['server_cpu_s']:.3f} s", file=sys.stderr, flush=True)
     return rows
+
+
+def server_row(route, language, costs):
+    return {"route": route, "language": language, "reps": len(costs), "costs_s": costs,
+            "server_cpu_s": sum(costs) / len(costs), "median_s": statistics.median(costs),
+            "min_s": min(costs), "max_s": max(costs)}
 
 
 def _listening(process):
@@ -301,11 +308,18 @@ def _listening(process):
 
 def print_table(rows, server):
     if server:
-        print(f"{'page':<20}{'lang':<6}{'server CPU s/page':>18}{'min':>8}{'max':>8}  target ≤ {TARGET_S} s")
+        # a page is judged on its usual opening (the median); now and then an opening also pays for the
+        # process's full collection of garbage or for discarding closed sessions (up to ~1 s), which the
+        # mean of a few openings shows at random: the last line spreads those over every opening measured
+        print(f"{'page':<20}{'lang':<6}{'median s/page':>14}{'mean':>8}{'min':>8}{'max':>8}  target ≤ {TARGET_S} s")
         for r in rows:
-            mark = "ok" if r["server_cpu_s"] <= TARGET_S else "over"
-            print(f"{r['route']:<20}{r['language']:<6}{r['server_cpu_s']:>18.3f}{r['min_s']:>8.3f}"
-                  f"{r['max_s']:>8.3f}  {mark}")
+            mark = "ok" if r["median_s"] <= TARGET_S else "over"
+            print(f"{r['route']:<20}{r['language']:<6}{r['median_s']:>14.3f}{r['server_cpu_s']:>8.3f}"
+                  f"{r['min_s']:>8.3f}{r['max_s']:>8.3f}  {mark}")
+        costs = [c for r in rows for c in r["costs_s"]]
+        if costs:
+            print(f"all {len(costs)} openings: {sum(costs):.2f} s of server CPU, {sum(costs) / len(costs):.3f} s "
+                  "per page opened on average, collections and discards included")
         return
     head = "".join(f"{p:>9}" for p in PHASES)
     print(f"{'page':<20}{'lang':<6}{head}{'total':>9}{'models':>8}{'JSON kB':>9}   (CPU s per page built)")

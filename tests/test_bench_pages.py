@@ -40,3 +40,13 @@ def test_the_sidebar_is_one_root_of_the_document():
     built = pages.build_once("state", pages.PAGES["state"], "en")
     # Panel's own four (location, js area, actions, browser info), the header, the sidebar, the page
     assert built["roots"] == 7
+
+
+def test_a_server_page_is_judged_on_its_usual_opening_and_the_rare_collection_is_spread(capsys):
+    rows = [pages.server_row("state", "it", [0.25, 0.26, 1.1]),       # one opening paid for a collection
+            pages.server_row("softmax", "en", [0.31, 0.32, 0.30])]
+    pages.print_table(rows, server=True)
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[1].split()[:3] == ["state", "it", "0.260"] and lines[1].endswith("ok")
+    assert lines[2].split()[2] == "0.310" and lines[2].endswith("over")
+    assert lines[3].startswith("all 6 openings: 2.54 s of server CPU, 0.423 s per page opened on average")
