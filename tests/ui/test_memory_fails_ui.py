@@ -1,4 +1,6 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
+import time
+
 from first_screen import LEGEND_MARKERS_JS, PROJECTOR, scroll_to_every_section
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
@@ -163,6 +165,20 @@ GRID_JS = """(query) => {
 }"""
 
 
+def steady_square(page, query, most_s=10.0):
+    """GRID_JS once the square stays where it is for half a second: a tap measured while the page's tidying
+    re-wraps the grid, or while a section above it arrives, lands where the square was."""
+    grid, deadline = page.evaluate(GRID_JS, query), time.monotonic() + most_s
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        again = page.evaluate(GRID_JS, query)
+        if (round(again["x"]), round(again["y"]), round(again["width"])) == (
+                round(grid["x"]), round(grid["y"]), round(grid["width"])):
+            return again
+        grid = again
+    return grid
+
+
 def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, server):
     """390×844: the accuracy map is drawn a third as wide as on a projector; its numbers never run into each other
     (a square's number fits it, or no square has one); the trained models' grid wraps its 32 queries into rows of
@@ -179,7 +195,7 @@ def test_on_a_phone_the_map_numbers_fit_and_the_grid_can_be_tapped(chromium, ser
         assert fit, page.evaluate(MAP_NUMBERS_JS)
         settle(page, f"() => ({GRID_ACROSS})() < 32")
         across = page.evaluate(f"({GRID_ACROSS})()")
-        grid = page.evaluate(GRID_JS, 32)
+        grid = steady_square(page, 32)
         assert grid["width"] >= 24 and grid["height"] >= 24, grid
         page.touchscreen.tap(grid["x"], grid["y"])
         page.wait_for_function("() => /probe_query=32(&|$)/.test(window.location.search)", timeout=15_000)
