@@ -150,7 +150,21 @@ class LessonCard(JSComponent):
       })
       card.append(head, prompt, choices, press, stale, observe, spoken)
       el.append(card)
+      let brought = null                          // the part bringIntoView scrolled under the card
       if (model.look || model.present) { bringIntoView() }
+      // a choice, a verdict or a notice makes the stuck card taller, and the browser keeps the part below
+      // where it was on the screen, so the card grew over its first lines: the part comes down under it
+      // again, unless the visitor has scrolled it away (above the card, or lower than the card's edge)
+      const grows = new ResizeObserver(() => {
+        if (!brought || !brought.isConnected) { return }
+        const box = view.el.getBoundingClientRect(), top = brought.getBoundingClientRect().top
+        if (top >= box.top && top < box.bottom + 12) {
+          brought.style.scrollMarginTop = box.height + 12 + "px"
+          brought.scrollIntoView({block: "start", behavior: "instant"})
+        }
+      })
+      grows.observe(card)
+      model.on("remove", () => grows.disconnect())
 
       // what the card asks about lies below the first screen: the card stays at the top of the window
       // and the page scrolls the first marked part under it, every marked part outlined
@@ -187,6 +201,7 @@ class LessonCard(JSComponent):
           const first = both ? lead : found[0]
           first.style.scrollMarginTop = under + "px"
           first.scrollIntoView({block: "start", behavior: "instant"})
+          brought = first
           keepInView(first)
         }
       }

@@ -2,9 +2,9 @@
 (the languages taking turns card by card, so every lesson is seen in both; every third card in presenter
 mode), and on each load everything checked at once: every picture drawn at a readable size, the choices on
 the first screen, in presenter mode the page's first picture too, what a card asks about brought up under
-it, the result hidden until a choice, then shown; no console error and no Bokeh "out of bounds" warning.
-Two cards also try a knob: the level switched in place (the card's links follow) and α moved off its
-card's value (the card says it is stale)."""
+it (and still clear of the card once a choice has made it taller), the result hidden until a choice, then
+shown; no console error and no Bokeh "out of bounds" warning. Two cards also try a knob: the level switched
+in place (the card's links follow) and α moved off its card's value (the card says it is stale)."""
 import re
 
 from playwright.sync_api import expect
@@ -37,6 +37,18 @@ def brought_up(page, card, tries=20):
     for _try in range(tries):
         box, under = marked.bounding_box(), card.bounding_box()
         if box and under and under["y"] + under["height"] - 2 <= box["y"] <= PROJECTOR["height"] - 200:
+            return True
+        page.wait_for_timeout(250)
+    return False
+
+
+def clear_of_the_card(page, card, tries=20):
+    """The first marked part starts below the card, not under it: after a choice the card grows (the press
+    line, the verdict) while it stays stuck at the top of the window."""
+    marked = page.locator(".lesson-look >> visible=true").first
+    for _try in range(tries):
+        box, under = marked.bounding_box(), card.bounding_box()
+        if box and under and box["y"] >= under["y"] + under["height"] - 2:
             return True
         page.wait_for_timeout(250)
     return False
@@ -81,6 +93,8 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
         if card.locator(".observe").is_visible() or card.get_attribute("data-revealed") is not None:
             problems.append(f"{where}: the result shows before a choice")
         buttons.first.click()
+        if LESSONS[slug][number - 1].look is not None and not clear_of_the_card(page, card):
+            problems.append(f"{where}: after a choice the card grew over what it asks about")
         if card.locator(".press").is_hidden() and card.get_attribute("data-revealed") not in ("right", "wrong"):
             problems.append(f"{where}: no result after a choice on a card without a player")
         if (slug, number) == ("transition", 3):                   # α leaves the card's 0.5: a stale observation
