@@ -81,6 +81,13 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     assert visit.errors == []
 
 
+# the element that has the keyboard, through the shadow roots it is nested in (the sidebar's column, its widget)
+FOCUSED_TEXT_JS = """() => {
+  let el = document.activeElement
+  while (el && el.shadowRoot && el.shadowRoot.activeElement) { el = el.shadowRoot.activeElement }
+  return el ? el.textContent : "" }"""
+
+
 def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     visit = open_page()
     page = visit.page
@@ -111,8 +118,7 @@ def test_a_knob_sends_a_new_run_and_the_frame_stays(open_page):
     # Space picks that level, and the player neither plays nor moves
     shown = url_frame(page)
     page.keyboard.press("Shift+Tab")
-    assert page.evaluate("document.activeElement.shadowRoot ? "
-                         "document.activeElement.shadowRoot.activeElement.textContent : ''") == "Elementare"
+    assert page.evaluate(FOCUSED_TEXT_JS) == "Elementare"
     page.keyboard.press("Space")
     page.wait_for_function("() => new URL(location.href).searchParams.get('level') === 'elementare'")
     page.wait_for_timeout(500)
