@@ -29,7 +29,8 @@ def parsed(monkeypatch, *argv):
                          (building, "freeze_model_walks"), (building, "cache_stable_defaults"),
                          (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
-    for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS", "OMP_NUM_THREADS",
+                 "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)                 # restored (absent) after the test
     monkeypatch.setattr(sys, "argv", sys.argv[:])
@@ -49,6 +50,8 @@ def test_one_process_per_core_by_default_sharing_sessions(monkeypatch, capsys):
     # a GET renders a kept page; the visitor's session is built where its websocket lands
     assert "--reuse-sessions" in argv and option(argv, "--setup").endswith("deploy/panel_setup.py")
     assert os.environ["OMP_NUM_THREADS"] == "1"                 # the cores shared among the processes
+    # Bokeh's checks that only cost a page's build are off in the server (the tests keep them)
+    assert os.environ["BOKEH_VALIDATE_DOC"] == os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"
     assert "with 4 server processes (one per core: 4 cores; --one-process for one" in capsys.readouterr().err
 
 
