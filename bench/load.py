@@ -63,6 +63,8 @@ from bokeh.protocol.receiver import Receiver
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
+from bench import python_speed
+
 STATE_PAGE = "/state?variant=deltanet&preset=crowd"
 HEAVY_PAGE = "/memory-fails?dk=64&pairs=256&rewrites=32"
 TIMEOUT_S = 60                  # a page or a knob that takes longer is an error
@@ -608,7 +610,8 @@ def print_report(report):
     where = (f"{m['workers']} servers behind nginx" if not m.get("app") else
              f"python -m app ({m['workers']} server process{'es' if m['workers'] != 1 else ''})")
     print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs (shared: load average {m['load_before']} "
-          f"at the start, {m['load_after']} at the end), {where} at {m['url']}")
+          f"at the start, {m['load_after']} at the end; plain-Python speed {m['python_speed_s']:.3f} s, "
+          f"bench.python_speed), {where} at {m['url']}")
     if r["mode"] == "burst":
         print(f"  viewers           {r['viewers']} on {r['path']}, arriving at random within {r['ramp_s']:g} s, "
               f"each then moving the knob {r['knobs_per_viewer']} times, {r['think_s'][0]:g}–{r['think_s'][1]:g} s "
@@ -760,12 +763,12 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     random.seed(args.seed)
     log = lambda line: print(f"[bench/load] {line}", file=sys.stderr, flush=True)
-    load_before = [round(x, 2) for x in os.getloadavg()]
+    load_before, speed = [round(x, 2) for x in os.getloadavg()], python_speed()
     with hosted(args, log) as (base, pids):
         mode = {"crowd": crowd, "heavy": heavy, "churn": churn, "burst": burst}[args.mode]
         with Meter(pids) as meter:
             result = asyncio.run(mode(base, args, meter, log))
-    report = {"machine": {"cpus": os.cpu_count(), "load_before": load_before,
+    report = {"machine": {"cpus": os.cpu_count(), "load_before": load_before, "python_speed_s": round(speed, 3),
                           "load_after": [round(x, 2) for x in os.getloadavg()], "url": base,
                           "workers": sum(name.startswith("server") for name in pids) or None,
                           "app": bool(args.app)},

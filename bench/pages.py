@@ -50,7 +50,7 @@ import time
 import weakref
 from types import SimpleNamespace
 
-os.environ.setdefault("BOKEH_VALIDATE_DOC", "false")          # as python -m app serves
+from bench import python_speed
 
 PAGES = {"home": "", "softmax": "", "two-bills": "", "state": "variant=deltanet&preset=crowd",
          "transition": "", "memory-fails": "", "parallel-recurrent": "", "architectures": ""}
@@ -58,7 +58,8 @@ LANGUAGES = ("en", "it")
 PHASES = ("run", "models", "template", "page", "html", "json")
 TARGET_S = 0.3
 LOADED = ("CPU time, not wall time: the machine may be shared (load average {load} at the start); "
-          "CPU time varies less than wall time but still varies")
+          "CPU time varies less than wall time but still varies; this machine's plain-Python speed "
+          "{speed:.3f} s (bench.python_speed: compare days by it)")
 
 
 # ---------------------------------------------------------------- in-process: where the time goes
@@ -189,8 +190,10 @@ def build_once(route, query, language, phases=None, timed=True):
 
 
 def as_served():
-    """The server's own patches (app/serve.py), those that change what a build costs."""
+    """The server's own settings and patches (app/serve.py), those that change what a build costs."""
     from app import building
+    for name in ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS"):
+        os.environ.setdefault(name, "false")
     building.freeze_model_walks()
     building.cache_stable_defaults()
 
@@ -349,15 +352,16 @@ def main(argv=None):
     if args.profile:
         profile(args.profile, args.lang)
         return 0
-    load = os.getloadavg()[0]
-    print(LOADED.format(load=f"{load:.2f}"), file=sys.stderr)
+    load, speed = os.getloadavg()[0], python_speed()
+    print(LOADED.format(load=f"{load:.2f}", speed=speed), file=sys.stderr)
     languages = args.languages.split(",")
     rows = server_rows(pages, languages, args.reps, args.server_arg or ("--one-process",)) if args.server \
         else in_process(pages, languages, args.reps)
     if args.json:
-        print(json.dumps({"load_average": load, "server": args.server, "rows": rows}, indent=1))
+        print(json.dumps({"load_average": load, "python_speed_s": speed, "server": args.server, "rows": rows},
+                         indent=1))
     else:
-        print(LOADED.format(load=f"{load:.2f}") + ".")
+        print(LOADED.format(load=f"{load:.2f}", speed=speed) + ".")
         print_table(rows, args.server)
     return 0
 

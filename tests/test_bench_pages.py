@@ -1,7 +1,18 @@
 """bench/pages.py: thread CPU time split among nested phases, and one real page build measured in-process."""
+import os
 import time
 
+import pytest
+
 from bench import pages
+
+
+@pytest.fixture(autouse=True)
+def served_settings_undone(monkeypatch):
+    """as_served() switches Bokeh's checks off as the server does; the tests after these keep them."""
+    for name in ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS"):
+        monkeypatch.setenv(name, "x")
+        monkeypatch.delenv(name)
 
 
 def busy(seconds):
@@ -37,6 +48,7 @@ def test_the_sidebar_is_one_root_of_the_document():
     """Panel's template pays for each root it renders (its design switched on and off, the root's own
     bookkeeping): the sidebar's thirty-odd widgets are one column, not thirty roots."""
     pages.as_served()
+    assert os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"       # measured as served (app/serve.py)
     built = pages.build_once("state", pages.PAGES["state"], "en")
     # Panel's own four (location, js area, actions, browser info), the header, the sidebar, the page
     assert built["roots"] == 7
@@ -50,3 +62,11 @@ def test_a_server_page_is_judged_on_its_usual_opening_and_the_rare_collection_is
     assert lines[1].split()[:3] == ["state", "it", "0.260"] and lines[1].endswith("ok")
     assert lines[2].split()[2] == "0.310" and lines[2].endswith("over")
     assert lines[3].startswith("all 6 openings: 2.54 s of server CPU, 0.423 s per page opened on average")
+
+
+def test_the_report_says_how_fast_the_machine_was_that_day(capsys, monkeypatch):
+    monkeypatch.setattr(pages, "python_speed", lambda: 0.1234)
+    assert pages.main(["--pages", "home", "--languages", "it", "--reps", "1"]) == 0
+    captured = capsys.readouterr()
+    assert "plain-Python speed 0.123 s" in captured.out and "home" in captured.out
+    assert "plain-Python speed 0.123 s" in captured.err             # also before the pages are measured

@@ -61,7 +61,7 @@ def test_targets_pass_and_miss():
 
 def test_report_prints_every_number(capsys):
     report = {"machine": {"cpus": 2, "load_before": [1, 1, 1], "load_after": [2, 2, 2], "url": "http://x",
-                          "workers": 2},
+                          "workers": 2, "python_speed_s": 0.117},
               "servers": {"wall_s": 100.0, "cpu_s": 120.0, "cpu_cores": 1.2, "load_generator_cpu_s": 5.0,
                           "rss_mib": {"server:1": 500.0, "server:2": 510.0, "nginx": 17.0},
                           "servers_rss_peak_mib": 1100.0},
@@ -69,7 +69,8 @@ def test_report_prints_every_number(capsys):
     report["targets"] = load.targets(report["result"])
     load.print_report(report)
     out = capsys.readouterr().out
-    for words in ("page open", "knob → frames", "first moves", "later moves", "dropped sessions",
+    for words in ("plain-Python speed 0.117 s", "page open", "knob → frames", "first moves", "later moves",
+                  "dropped sessions",
                   "1.20 s per page opened", "80 ms per knob",
                   "browser pages", "played frames late", "messages sent while stepping and playing: 0",
                   "1.20 cores", "PASS"):
@@ -88,7 +89,7 @@ def test_burst_mode_arguments_targets_and_report(capsys):
     assert [r[0] for r in rows][:3] == ["errors", "dropped sessions", "page open p95"]
     assert rows[2][3] is False and rows[3][3] is True          # p95 3.35 s > 3 s; knob p95 well under
     report = {"machine": {"cpus": 2, "load_before": [1, 1, 1], "load_after": [2, 2, 2], "url": "http://x",
-                          "workers": 2, "app": True},
+                          "workers": 2, "app": True, "python_speed_s": 0.117},
               "servers": {"wall_s": 40.0, "cpu_s": 45.0, "cpu_cores": 1.1, "load_generator_cpu_s": 2.0,
                           "rss_mib": {"server:1": 400.0, "server:2": 410.0}, "servers_rss_peak_mib": 820.0},
               "result": result, "targets": rows}
