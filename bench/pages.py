@@ -35,6 +35,10 @@ full collection and session discards that fall into one opening. The in-process 
 
 --profile PAGE: cProfile of one build of PAGE (after a warm-up), the 40 costliest functions.
 
+Each row also gives the machine's plain-Python speed measured just after it (`bench.python_speed`): on the
+development machines it moved by up to 2× within an hour with nothing else running, and a row measured
+while the machine was slow shows it.
+
 Target (issue 24): ≤ 0.3 s of server CPU per page opened, for every page in both languages.
 """
 import argparse
@@ -57,6 +61,8 @@ PAGES = {"home": "", "softmax": "", "two-bills": "", "state": "variant=deltanet&
 LANGUAGES = ("en", "it")
 PHASES = ("run", "models", "template", "page", "html", "json")
 TARGET_S = 0.3
+SPEED_NOTE = ("speed: the machine's plain-Python speed just after the row was measured (bench.python_speed, s; "
+              "it moves by up to 2x from one hour or day to the next: compare rows of like speed)")
 LOADED = ("CPU time, not wall time: the machine may be shared (load average {load} at the start); "
           "CPU time varies less than wall time but still varies; this machine's plain-Python speed "
           "{speed:.3f} s (bench.python_speed: compare days by it)")
@@ -212,6 +218,7 @@ def in_process(pages, languages, reps):
             row = {"route": route, "language": language, "reps": reps, "phases": phases,
                    "total": sum(phases.values()), "models_count": runs[-1]["models_count"],
                    "json_bytes": runs[-1]["json_bytes"]}
+            row["python_speed_s"] = python_speed(repeats=3)
             rows.append(row)
             print(f"  {route} {language}: {row['total']:.3f} s", file=sys.stderr, flush=True)
     return rows
@@ -289,7 +296,7 @@ def server_rows(pages, languages, reps, server_args=("--one-process",)):
                     asyncio.run(open_page(base, path))
                     quiet(server)
                     costs.append(cpu(server) - before)
-                rows.append(server_row(route, language, costs))
+                rows.append({**server_row(route, language, costs), "python_speed_s": python_speed(repeats=3)})
                 print(f"  {route} {language}: {rows[-1]['server_cpu_s']:.3f} s", file=sys.stderr, flush=True)
     return rows
 
@@ -314,22 +321,29 @@ def print_table(rows, server):
         # a page is judged on its usual opening (the median); now and then an opening also pays for the
         # process's full collection of garbage or for discarding closed sessions (up to ~1 s), which the
         # mean of a few openings shows at random: the last line spreads those over every opening measured
-        print(f"{'page':<20}{'lang':<6}{'median s/page':>14}{'mean':>8}{'min':>8}{'max':>8}  target ≤ {TARGET_S} s")
+        print(f"{'page':<20}{'lang':<6}{'median s/page':>14}{'mean':>8}{'min':>8}{'max':>8}{'speed':>8}"
+              f"  target ≤ {TARGET_S} s")
         for r in rows:
             mark = "ok" if r["median_s"] <= TARGET_S else "over"
             print(f"{r['route']:<20}{r['language']:<6}{r['median_s']:>14.3f}{r['server_cpu_s']:>8.3f}"
-                  f"{r['min_s']:>8.3f}{r['max_s']:>8.3f}  {mark}")
+                  f"{r['min_s']:>8.3f}{r['max_s']:>8.3f}{_speed(r):>8}  {mark}")
         costs = [c for r in rows for c in r["costs_s"]]
         if costs:
             print(f"all {len(costs)} openings: {sum(costs):.2f} s of server CPU, {sum(costs) / len(costs):.3f} s "
                   "per page opened on average, collections and discards included")
+        print(SPEED_NOTE)
         return
     head = "".join(f"{p:>9}" for p in PHASES)
-    print(f"{'page':<20}{'lang':<6}{head}{'total':>9}{'models':>8}{'JSON kB':>9}   (CPU s per page built)")
+    print(f"{'page':<20}{'lang':<6}{head}{'total':>9}{'models':>8}{'JSON kB':>9}{'speed':>8}   (CPU s per page built)")
     for r in rows:
         cells = "".join(f"{r['phases'][p]:>9.3f}" for p in PHASES)
         print(f"{r['route']:<20}{r['language']:<6}{cells}{r['total']:>9.3f}{r['models_count']:>8}"
-              f"{r['json_bytes'] / 1e3:>9.0f}")
+              f"{r['json_bytes'] / 1e3:>9.0f}{_speed(r):>8}")
+    print(SPEED_NOTE)
+
+
+def _speed(row):
+    return f"{row['python_speed_s']:.3f}" if "python_speed_s" in row else "-"
 
 
 def main(argv=None):
