@@ -35,11 +35,15 @@ Bokeh makes anew at each read (copied, validated, merged with the class's overri
 the model graph and every serialisation reads them all: for a default that cannot change (a number, a
 string, None), the value made once per model class and property is kept. Where memory fails, in-process,
 CPU per page 0.91 → 0.67 s (its JSON 0.18 → 0.08 s).
+
+`write_kept_pages_once()` (for every server): the HTML a GET gets from a kept session (--reuse-sessions) is
+written once and given each visitor's token.
 """
 import asyncio
 import contextlib
 import contextvars
 import logging
+import secrets
 import sys
 import threading
 import weakref
@@ -202,6 +206,43 @@ def cache_stable_defaults():
 
     _get_default.lineare = True
     PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default = _get_default, has_unstable_default
+
+
+def write_kept_pages_once():
+    """Patch Panel's page writer (for every server): with --reuse-sessions every GET of a page is written
+    from the one session Panel keeps for that page and language (app/security.py), and the HTML is the same
+    each time but for the visitor's own token. It is written once per kept session, title, template and
+    template variables, with a stand-in for the token, and the token put in at each GET. Writing it walked the
+    kept document's models twice (their stylesheets, the scripts they need): ~0.02 s of every page opened."""
+    import panel.io.server as server
+    from panel.io.state import state
+
+    write = server.server_html_page_for_session
+    if getattr(write, "lineare", False):
+        return
+    written = weakref.WeakKeyDictionary()          # kept session -> (what the page depends on, html, stand-in)
+
+    def depends(resources, title, rest):
+        variables = rest.get("template_variables") or {}
+        return (resources.mode, resources.root_url, title, id(rest.get("template")),
+                repr(sorted(variables.items(), key=lambda item: item[0])))
+
+    def server_html_page_for_session(session, resources, title, token=None, **rest):
+        kept = token is not None and any(kept is session for kept in list(state._sessions.values()))
+        if not kept:
+            return write(session, resources, title, token=token, **rest)
+        found = written.get(session)
+        if found is None or found[0] != depends(resources, title, rest):
+            stand_in = f"lineare-token-{secrets.token_hex(16)}"
+            html = write(session, resources, title, token=stand_in, **rest)
+            if html.count(stand_in) != 1:              # not where a token would be: write each page in full
+                return write(session, resources, title, token=token, **rest)
+            # asked after the writing: it puts two variables of its own in (the theme, where Panel's files are)
+            found = written[session] = (depends(resources, title, rest), html, stand_in)
+        return found[1].replace(found[2], token)
+
+    server_html_page_for_session.lineare = True
+    server.server_html_page_for_session = server_html_page_for_session
 
 
 def install():

@@ -1,5 +1,6 @@
 """app/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
 over a document's models put off to the end of a build or a knob's callbacks."""
+import re
 import threading
 
 import bokeh.io.doc
@@ -7,7 +8,7 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import Div
 
-from app.building import PerThread, walks_put_off
+from app.building import PerThread, walks_put_off, write_kept_pages_once
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -182,3 +183,45 @@ def test_stable_defaults_made_once_give_bokehs_own_documents():
     import sys
 
     subprocess.run([sys.executable, "-c", STABLE_DEFAULTS], check=True, timeout=120)
+
+
+def test_a_kept_page_is_written_once_and_each_get_gets_its_own_token(monkeypatch):
+    import panel.io.server as server
+    from bokeh.resources import Resources
+    from panel.io.state import state
+
+    panel_writes, written = server.server_html_page_for_session, []
+    monkeypatch.setattr(server, "server_html_page_for_session",            # counted; Panel's own after the test
+                        lambda *args, **kwargs: (written.append(1), panel_writes(*args, **kwargs))[1])
+    write_kept_pages_once()
+
+    def page_for(session, token, write=None):
+        doc = session.document
+        return (write or server.server_html_page_for_session)(
+            session, resources=Resources(mode="server"), title=doc.title, token=token, template=doc.template,
+            template_variables=doc.template_variables)
+
+    class Session:                            # what the writer reads of Bokeh's ServerSession
+        def __init__(self, document, token):
+            self.document, self.token = document, token
+
+    def session_with(text):
+        doc = Document()
+        doc.add_root(Div(text=text))
+        doc.title = "Lo stato si riempie"
+        return Session(document=doc, token="its own token")
+
+    kept, own = session_with("kept"), session_with("a visitor's")
+    monkeypatch.setitem(state._sessions, ("/state", "it"), kept)          # what Panel keeps with --reuse-sessions
+    first, second = page_for(kept, "token-A"), page_for(kept, "token-B")
+    assert "token-A" in first and "token-B" in second and "token-A" not in second
+    assert first.replace("token-A", "T") == second.replace("token-B", "T")
+    before = len(written)
+    third = page_for(kept, "token-C")
+    assert len(written) == before                                         # no new writing
+    # the page Panel itself writes, but for the ids it gives the page's own elements anew each time (the
+    # root's place, drawn at random, and the script that holds the document's JSON, from Bokeh's counter)
+    element = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\bp\d+\b")
+    assert element.sub("id", third) == element.sub("id", page_for(kept, "token-C", write=panel_writes))
+    page_for(own, "token-D"), page_for(own, "token-E")                    # a session not kept: written each time
+    assert len(written) == before + 2

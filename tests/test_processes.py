@@ -2,9 +2,11 @@
 says at start, and that a page whose GET one process answered opens its websocket on another."""
 import asyncio
 import os
+import re
 import signal
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import psutil
@@ -27,6 +29,7 @@ def parsed(monkeypatch, *argv):
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
     for module, name in ((security, "install"), (memory, "install"), (building, "install"),
                          (building, "freeze_model_walks"), (building, "cache_stable_defaults"),
+                         (building, "write_kept_pages_once"),
                          (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
     for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS", "OMP_NUM_THREADS",
@@ -101,20 +104,28 @@ def test_a_page_from_one_process_opens_its_session_on_another(tmp_path):
             time.sleep(0.5)
         assert len(processes) == 2, "python -m app --num-procs 2 did not fork two servers"
         first, second = processes
-        viewer = Viewer(url, PAGE)
+        viewers = [Viewer(url, PAGE), Viewer(url, PAGE)]
         try:
             only(first, second)
-            token = asyncio.run(viewer.get_page())              # the page, from the first process
+            # the pages, from the first process: both from its kept session, the second the HTML written for
+            # the first with the second visitor's own token (app/building.py); Panel would have drawn new ids
+            # for the page's elements
+            pages = [urllib.request.urlopen(url + PAGE, timeout=60).read().decode() for _ in viewers]
+            tokens = [re.search(r'"token":\s*"([^"]+)"', page).group(1) for page in pages]
+            assert pages[0].replace(tokens[0], "T") == pages[1].replace(tokens[1], "T")
             only(second, first)
 
-            async def connect_and_move():
+            async def connect_and_move(viewer, token):
                 await viewer.connect(token)                      # its websocket, on the second
                 await viewer.move_knob()
                 await viewer.close()
-            asyncio.run(connect_and_move())
+            for viewer, token in zip(viewers, tokens):
+                asyncio.run(connect_and_move(viewer, token))
         finally:
             for process in processes:
                 os.kill(process.pid, signal.SIGCONT)
-        assert viewer.opened is not None and len(viewer.knob_ms) == 1
-        assert not viewer.errors and not viewer.dropped
+        assert tokens[0] != tokens[1]
+        for viewer in viewers:
+            assert viewer.opened is not None and len(viewer.knob_ms) == 1
+            assert not viewer.errors and not viewer.dropped
         assert "with 2 server processes" in Path(log).read_text()
