@@ -35,7 +35,8 @@ such collections (the start-up freezes and the trim), 2.3 of 23.9 s, p95 3.20 s.
 The youngest generation is collected every `YOUNG` new objects instead of Python's 700: most of what a build
 makes lives as long as its page, and each of the hundreds of young collections a build set off scanned it
 for nothing. The state page built ten times in one process, alternating with the default: median 0.448 →
-0.413 s of CPU per build (a few more short-lived cycles wait a little longer to be freed).
+0.413 s of CPU per build (a few more short-lived cycles wait a little longer to be freed: 150 hosted sessions
+opened and closed, the servers' RSS after 20 → after 150 was 830 → 836 MiB, as before).
 """
 import ctypes
 import gc
