@@ -31,12 +31,6 @@ freed by the trim above) — each pass longer as visitors arrive. `bench.load bu
 the collections logged in the servers: 37 collections of over 5 ms, 7.5 of the servers' 26.1 s of CPU,
 page open p95 3.95 s; with the oldest generation looked at every 100 passes of the middle one instead of 10: 7
 such collections (the start-up freezes and the trim), 2.3 of 23.9 s, p95 3.20 s.
-
-The youngest generation is collected every `YOUNG` new objects instead of Python's 700: most of what a build
-makes lives as long as its page, and each of the hundreds of young collections a build set off scanned it
-for nothing. The state page built ten times in one process, alternating with the default: median 0.448 →
-0.413 s of CPU per build (a few more short-lived cycles wait a little longer to be freed: 150 hosted sessions
-opened and closed, the servers' RSS after 20 → after 150 was 830 → 836 MiB, as before).
 """
 import ctypes
 import gc
@@ -45,7 +39,6 @@ import time
 TRIM_DELAY_S = 5.0
 TRIM_INTERVAL_S = 20.0
 FULL_EVERY = 100            # collections of the middle generation per look at the oldest one (Python: 10)
-YOUNG = 10_000              # new objects (less those freed) between collections of the youngest (Python: 700)
 
 
 def c_library():
@@ -71,8 +64,8 @@ def install(forks=False):
     import panel as pn
     from tornado.ioloop import IOLoop
 
-    _young, middle, _oldest = gc.get_threshold()
-    gc.set_threshold(YOUNG, middle, FULL_EVERY)
+    young, middle, _oldest = gc.get_threshold()
+    gc.set_threshold(young, middle, FULL_EVERY)
     if forks:
         freeze_startup()
         first = []
