@@ -119,6 +119,18 @@ def start_note(args, count):
     return "--one-process for one"
 
 
+# Bokeh's document checks only log warnings, and cost a sixth of a page's build; its "error diagnostics" check
+# every callback's signature as Panel registers it (inspect.signature: 5-20 % of a page's build, in-process and
+# in a live server) and suggest names in AttributeErrors. The servers (and bench.pages, measuring as they serve)
+# run without both.
+BOKEH_CHECKS = ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS")
+
+
+def bokeh_checks_off():
+    for name in BOKEH_CHECKS:
+        os.environ.setdefault(name, "false")
+
+
 def main(argv=None):
     command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -167,11 +179,7 @@ def main(argv=None):
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
-        # Bokeh's document checks only log warnings, and cost a sixth of a page's build; its "error
-        # diagnostics" check every callback's signature as Panel registers it (inspect.signature: 5-20 % of a
-        # page's build, in-process and in a live server) and suggest names in AttributeErrors.
-        os.environ.setdefault("BOKEH_VALIDATE_DOC", "false")
-        os.environ.setdefault("BOKEH_PERFORM_ERROR_DIAGNOSTICS", "false")
+        bokeh_checks_off()
     except security.SecretKeyProblem as error:
         print(error, file=sys.stderr)
         return 1

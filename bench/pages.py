@@ -198,8 +198,8 @@ def build_once(route, query, language, phases=None, timed=True):
 def as_served():
     """The server's own settings and patches (app/serve.py), those that change what a build costs."""
     from app import building
-    for name in ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS"):
-        os.environ.setdefault(name, "false")
+    from app.serve import bokeh_checks_off
+    bokeh_checks_off()
     building.freeze_model_walks()
     building.cache_stable_defaults()
 
@@ -217,8 +217,7 @@ def in_process(pages, languages, reps):
             phases = {p: sum(r[p] for r in runs) / reps for p in PHASES}
             row = {"route": route, "language": language, "reps": reps, "phases": phases,
                    "total": sum(phases.values()), "models_count": runs[-1]["models_count"],
-                   "json_bytes": runs[-1]["json_bytes"]}
-            row["python_speed_s"] = python_speed(repeats=3)
+                   "json_bytes": runs[-1]["json_bytes"], "python_speed_s": python_speed(repeats=3)}
             rows.append(row)
             print(f"  {route} {language}: {row['total']:.3f} s", file=sys.stderr, flush=True)
     return rows

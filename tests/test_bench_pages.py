@@ -4,13 +4,14 @@ import time
 
 import pytest
 
+from app.serve import BOKEH_CHECKS
 from bench import pages
 
 
 @pytest.fixture(autouse=True)
 def served_settings_undone(monkeypatch):
     """as_served() switches Bokeh's checks off as the server does; the tests after these keep them."""
-    for name in ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS"):
+    for name in BOKEH_CHECKS:
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)
 

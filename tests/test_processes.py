@@ -32,8 +32,7 @@ def parsed(monkeypatch, *argv):
                          (building, "write_kept_pages_once"),
                          (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
-    for name in ("BOKEH_SECRET_KEY", "BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS", "OMP_NUM_THREADS",
-                 "MKL_NUM_THREADS"):
+    for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)                 # restored (absent) after the test
     monkeypatch.setattr(sys, "argv", sys.argv[:])
