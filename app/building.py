@@ -34,7 +34,16 @@ end, if any. The state page was built 35 walks deep: 1.4 s → 0.8 s (measured i
 Bokeh makes anew at each read (copied, validated, merged with the class's overrides), and every walk of
 the model graph and every serialisation reads them all: for a default that cannot change (a number, a
 string, None), the value made once per model class and property is kept. Where memory fails, in-process,
-CPU per page 0.91 → 0.67 s (its JSON 0.18 → 0.08 s).
+CPU per page 0.91 → 0.67 s (its JSON 0.18 → 0.08 s). A default that is an empty list, dict or set (a model's
+tags, classes, stylesheets, callbacks: a dozen per model) must be each model's own, and Bokeh made each one
+through the class's overrides and the property's checks; once a class's default is known to be empty it is
+made directly, as Bokeh's own container type with the model as its owner: the state page 0.352 → 0.307 s
+(in-process, 8 builds each, alternating), every page's document JSON unchanged in both languages.
+
+`check_tuples_once()` (for every server): Bokeh checks a value against its property each time it is set; a
+tuple of numbers and strings (a heat map's palette of 255 colours, checked colour by colour: 2.7 ms for each of
+a page's six colour mappers; a margin) is checked once per property and value, and the value Bokeh made of it
+kept: the state page 0.309 → 0.295 s, transition 0.243 → 0.230 s (in-process, 12 builds each, alternating).
 
 `write_kept_pages_once()` (for every server): the HTML a GET gets from a kept session (--reuse-sessions) is
 written once and given each visitor's token.
@@ -181,10 +190,13 @@ def cache_stable_defaults():
     """Patch Bokeh's property descriptor: the stable defaults of a class's properties are made once."""
     from bokeh.core.property.descriptors import PropertyDescriptor
 
+    from bokeh.core.property.wrappers import PropertyValueDict, PropertyValueList, PropertyValueSet
+
     get_default, has_unstable = PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default
     if getattr(get_default, "lineare", False):
         return
-    stable, unstable, missing = {}, {}, object()
+    stable, unstable, empty, missing = {}, {}, {}, object()
+    containers = (PropertyValueList, PropertyValueDict, PropertyValueSet)
 
     def has_unstable_default(self, obj):            # depends on the class only (its overridden defaults)
         key = (obj.__class__, self.name)
@@ -198,14 +210,54 @@ def cache_stable_defaults():
             return get_default(self, obj)           # a theme's value: Bokeh's own path
         key = (obj.__class__, self.name)
         value = stable.get(key, missing)
-        if value is missing:
-            value = get_default(self, obj)
-            if type(value) in IMMUTABLE and not has_unstable_default(self, obj):
-                stable[key] = value
+        if value is not missing:
+            return value
+        kind = empty.get(key)
+        if kind is not None:                        # an empty container of the model's own, made once
+            made = obj._unstable_default_values
+            value = made.get(self.name)
+            if value is None:
+                value = made[self.name] = kind()
+                value._register_owner(obj, self)
+            return value
+        value = get_default(self, obj)
+        if type(value) in IMMUTABLE and not has_unstable_default(self, obj):
+            stable[key] = value
+        elif type(value) in containers and not value and has_unstable_default(self, obj):
+            empty[key] = type(value)
         return value
 
     _get_default.lineare = True
     PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default = _get_default, has_unstable_default
+
+
+def check_tuples_once():
+    """Patch Bokeh's Property.prepare_value: a tuple of numbers, strings and None set on a property is checked
+    (and made into the property's value) once; the same tuple, item types included, set again on the same
+    property gets that value. Tuples with a failed check, or on properties whose checks read the model
+    (`assertions`), or set while Bokeh's checks are off, are never kept."""
+    from bokeh.core.property.bases import Property, validation_on
+
+    prepare = Property.prepare_value
+    if getattr(prepare, "lineare", False):
+        return
+    checked = {}                                   # (property id, tuple, item types) -> (property, value)
+
+    def prepare_value(self, owner, name, value, *, hint=None):
+        if type(value) is not tuple or hint is not None or self.assertions:
+            return prepare(self, owner, name, value, hint=hint)
+        kinds = tuple(map(type, value))
+        key = (id(self), value, kinds)
+        found = checked.get(key)
+        if found is not None and found[0] is self:     # the very property (ids of freed ones are reused)
+            return found[1]
+        made = prepare(self, owner, name, value, hint=hint)
+        if validation_on() and type(made) is tuple and all(kind in IMMUTABLE for kind in kinds):
+            checked[key] = (self, made)
+        return made
+
+    prepare_value.lineare = True
+    Property.prepare_value = prepare_value
 
 
 def write_kept_pages_once():

@@ -197,6 +197,7 @@ def main(argv=None):
     memory.install(forks=count > 1)
     building.freeze_model_walks()
     building.cache_stable_defaults()
+    building.check_tuples_once()
     building.write_kept_pages_once()
     if not args.build_on_loop:
         building.MAX_WAITING = max(1, args.max_waiting_builds)

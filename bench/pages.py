@@ -202,6 +202,7 @@ def as_served():
     bokeh_checks_off()
     building.freeze_model_walks()
     building.cache_stable_defaults()
+    building.check_tuples_once()
 
 
 def in_process(pages, languages, reps):

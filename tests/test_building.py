@@ -173,16 +173,59 @@ assert ours[2] == bokehs[1] and '"31px"' in ours[2], "a theme's values still win
 one, two = page()[0], page()[0]
 one.tags.append("mine")
 assert two.tags == [] and one.renderers is not two.renderers, "containers are never shared"
+assert one.tags == ["mine"] and one.css_classes is one.css_classes, "an empty default is made once per model"
+# an empty default made directly still tells its document when it changes, as Bokeh's own does
+doc, changes = Document(), []
+div = Div(text="y")
+doc.add_root(div)
+doc.on_change(lambda event: changes.append((event.model, event.attr)))
+div.css_classes.append("wide")
+div.styles["color"] = "red"
+assert changes == [(div, "css_classes"), (div, "styles")], changes
+assert Div().css_classes == [] and Div().styles == {}
 """
 
 
 def test_stable_defaults_made_once_give_bokehs_own_documents():
     """cache_stable_defaults() (installed by python -m app) changes no document: with and without it, in a
-    fresh process, the same JSON; a theme's values still apply; mutable defaults are each model's own."""
+    fresh process, the same JSON; a theme's values still apply; mutable defaults are each model's own, and a
+    change to an empty one made directly reaches its document."""
     import subprocess
     import sys
 
     subprocess.run([sys.executable, "-c", STABLE_DEFAULTS], check=True, timeout=120)
+
+
+TUPLES_CHECKED_ONCE = """
+import pytest
+from bokeh.models import Div, LinearColorMapper
+from bokeh.palettes import RdBu11, interp_palette
+from app.building import check_tuples_once
+
+palette = interp_palette(RdBu11, 255)
+def attempts():
+    made = [LinearColorMapper(palette=palette).palette, Div(margin=(1, 2)).margin]
+    for bad in (dict(margin=(1.0, 2.0)), dict(margin=(1, "2"))):        # Int items only: refused each time
+        with pytest.raises(ValueError):
+            Div(**bad)
+    with pytest.raises(ValueError):
+        LinearColorMapper(palette=("#12345", "red"))
+    return made
+
+bokehs = attempts()
+check_tuples_once()
+ours = [attempts(), attempts()]
+assert ours[0] == ours[1] == bokehs and ours[1][0] == tuple(palette)
+"""
+
+
+def test_tuples_checked_once_are_still_checked():
+    """check_tuples_once() (installed by python -m app): the values Bokeh makes are the same, and a tuple that
+    fails Bokeh's check (an item of the wrong type, even one equal to a valid one: 1.0 for 1) still fails."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", TUPLES_CHECKED_ONCE], check=True, timeout=120)
 
 
 def test_a_kept_page_is_written_once_and_each_get_gets_its_own_token(monkeypatch):
