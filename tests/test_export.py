@@ -377,6 +377,9 @@ def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypa
     view = SimpleNamespace(slug="two-bills", session=Session())
     with language("en"):
         one = section.ExportSection(view)
+        assert not one.layout.objects                                   # closed: nothing made yet
+        one.layout.collapsed = False                                    # opened, as a visitor does first
+        assert one.button in one.layout.objects
 
         async def clicks():
             first = asyncio.ensure_future(one._make())

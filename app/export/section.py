@@ -105,9 +105,30 @@ class ExportSection(pn.viewable.Viewer):
 
     def __init__(self, view, **params):
         super().__init__(**params)
-        self.page = PAGES[view.slug](view.session)
+        self.view = view
         values, _notices = read_query(Player, Player.URL, pn.state.session_args)   # the page reports them
-        self.page.frame, self.page.speed = values.get("value"), values.get("speed")
+        self._asked = values.get("value"), values.get("speed")
+        # the card's title as Panel draws it (an h3 in a card-title pane), at the sidebar's 16 px
+        title = pn.pane.HTML(f"<h3>{html.escape(_('Download'))}</h3>", css_classes=["card-title"], margin=(5, 0),
+                             stylesheets=[TITLE_CSS])
+        # filled when first opened: a closed section adds nothing to the page (no widgets made or drawn, and
+        # the page's own controls stay the only ones until a visitor asks for a file)
+        self.layout = pn.Card(header=title, collapsed=True, sizing_mode="stretch_width",
+                              css_classes=["lineare-downloads"])
+        self.layout.param.watch(self._opened, "collapsed")
+        self._making, self._ended = False, -PAUSE_S     # this session's export, and when its last one ended
+
+    def __panel__(self):
+        return self.layout
+
+    def _opened(self, event):
+        if not event.new and not self.layout.objects:
+            self._fill()
+            self.layout.objects = [self.what, self.size, self.button, self.progress, self.message, self.probe]
+
+    def _fill(self):
+        self.page = PAGES[self.view.slug](self.view.session)
+        self.page.frame, self.page.speed = self._asked
         self.what = pn.widgets.Select(name=_("What"), options=choices(self.page), sizing_mode="stretch_width")
         sizes = {f"{w} × {h}": key for key, (w, h) in SIZES.items()}
         self.size = pn.widgets.Select(name=_("Size (pixels)"), options=sizes, sizing_mode="stretch_width")
@@ -120,22 +141,6 @@ class ExportSection(pn.viewable.Viewer):
         self.message = pn.pane.HTML("", stylesheets=[MESSAGE_CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.what.param.watch(self._chosen, "value")
         self._chosen()
-        # filled when first opened: a closed section adds nothing to the page (no widgets to build, and
-        # the page's own controls stay the only ones until a visitor asks for a file)
-        # the card's title as Panel draws it (an h3 in a card-title pane), at the sidebar's 16 px
-        title = pn.pane.HTML(f"<h3>{html.escape(_('Download'))}</h3>", css_classes=["card-title"], margin=(5, 0),
-                             stylesheets=[TITLE_CSS])
-        self.layout = pn.Card(header=title, collapsed=True, sizing_mode="stretch_width",
-                              css_classes=["lineare-downloads"])
-        self.layout.param.watch(self._opened, "collapsed")
-        self._making, self._ended = False, -PAUSE_S     # this session's export, and when its last one ended
-
-    def __panel__(self):
-        return self.layout
-
-    def _opened(self, event):
-        if not event.new and not self.layout.objects:
-            self.layout.objects = [self.what, self.size, self.button, self.progress, self.message, self.probe]
 
     def _chosen(self, *_events):
         fmt, _sep, table = self.what.value.partition(":")

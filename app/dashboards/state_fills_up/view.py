@@ -89,11 +89,9 @@ class StateView(DashboardView):
         self.strip_help = Explanation(session, sizing_mode="stretch_width")
         self.left_out = Explanation(session, sizing_mode="stretch_width")
         self.code = pn.pane.HTML(stylesheets=[CODE_CSS], sizing_mode="stretch_width", margin=(4, 10))
-        self.heads = [HeadPanel(h, session, explain=(h == 0), player=self.player) for h in range(mechanism.MAX_HEADS)]
-        self.head_titles = [pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"])
-                            for _h in self.heads]
-        self.mechanism_area = pn.Column(*[x for pair in zip(self.head_titles, [p.layout for p in self.heads])
-                                          for x in pair], sizing_mode="stretch_width", margin=0)
+        # a head's pictures and title are made when it is first shown (most visitors see one head)
+        self.heads, self.head_titles = [], []
+        self.mechanism_area = pn.Column(sizing_mode="stretch_width", margin=0)
         self.layer_panels = {}                                  # trained mode: (layer, head) → HeadPanel
         self.shown_panels = []                                  # trained mode: (layer, HeadPanel) on the page
         self.trained_area = pn.Column(sizing_mode="stretch_width", margin=0)
@@ -208,6 +206,12 @@ class StateView(DashboardView):
             "One box per token $t$. A write token sets $k_t, v_t$ to the unit vectors of its name and "
             "number ($d_k = d_v = 16$) and $q_t = k_t$; a question sets only $q_t$; a wait token sets "
             "nothing, so only the transition acts.") + " " + keys
+        while len(self.heads) < store.heads:
+            self.heads.append(HeadPanel(len(self.heads), self.session, explain=not self.heads, player=self.player))
+            self.head_titles.append(pn.pane.HTML(margin=(10, 10, 0, 10), stylesheets=[":host { font-size: 20px; }"]))
+        areas = [x for pair in zip(self.head_titles, [p.layout for p in self.heads]) for x in pair]
+        if self.mechanism_area.objects != areas:
+            self.mechanism_area.objects = areas
         for h, panel in enumerate(self.heads):
             shown = h < store.heads
             panel.layout.visible = self.head_titles[h].visible = shown
