@@ -733,6 +733,21 @@ def hosted(args, log):
             yield running.url, running.pids()
 
 
+def forked(parent, settle_s=1.0, most_s=15.0):
+    """The server processes `python -m app` forked (itself when it forked none): the port answers once it is
+    bound, before the fork, so the processes are counted once their number has stayed the same for `settle_s`
+    (a count taken at once missed one and left its CPU out of a burst's total)."""
+    deadline, seen, since = time.monotonic() + most_s, None, time.monotonic()
+    while time.monotonic() < deadline:
+        children = parent.children()
+        if seen is None or len(children) != len(seen):
+            seen, since = children, time.monotonic()
+        elif time.monotonic() - since >= settle_s:
+            break
+        time.sleep(0.1)
+    return seen or [parent]
+
+
 @contextlib.contextmanager
 def app_server(args, log):
     """(base URL, {name: pid}) of `python -m app` started here (its own processes: one per core unless
@@ -746,7 +761,7 @@ def app_server(args, log):
         found = [p for p in psutil.Process().children(recursive=True)
                  if "app" in p.cmdline() and str(port) in p.cmdline()]          # forked servers share it
         parent = next(p for p in found if p.ppid() not in {q.pid for q in found})
-        servers = parent.children() or [parent]
+        servers = forked(parent)
         pids = {f"server:{p.pid}": p.pid for p in servers}
 
         async def warm():              # each process imports and fills its caches at its first pages

@@ -98,3 +98,18 @@ def test_burst_mode_arguments_targets_and_report(capsys):
     for words in ("python -m app (2 server processes)", "arriving at random within 10 s", "30 pages opened",
                   "90 knob moves", "p95 3.35 s", "MISS"):
         assert words in out, words
+
+
+def test_the_server_processes_are_counted_once_all_are_forked():
+    """The port answers before python -m app has forked all its processes: they are counted once their number
+    has settled, not at the first look (which once found one of two and left the other's CPU out)."""
+    class Parent:
+        def __init__(self, counts):
+            self.counts = iter(counts)
+
+        def children(self):
+            return list(range(next(self.counts, 2)))
+
+    assert load.forked(Parent([1, 1, 2]), settle_s=0.3) == [0, 1]     # the second forked after a first look
+    alone = Parent([0] * 100)
+    assert load.forked(alone, settle_s=0.2) == [alone]                  # --one-process: the server itself
