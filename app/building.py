@@ -87,6 +87,7 @@ window.WebSocket = class extends WebSocket {
 };
 </script>"""
 IMMUTABLE = (type(None), bool, int, float, str)       # defaults that may be shared by every model of a class
+MAX_CHECKED_TUPLES = 10_000                            # tuples kept checked (check_tuples_once)
 # a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
 # skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
 ASKER = contextvars.ContextVar("lineare_asker", default=None)
@@ -235,13 +236,15 @@ def check_tuples_once():
     """Patch Bokeh's Property.prepare_value: a tuple of numbers, strings and None set on a property is checked
     (and made into the property's value) once; the same tuple, item types included, set again on the same
     property gets that value. Tuples with a failed check, or on properties whose checks read the model
-    (`assertions`), or set while Bokeh's checks are off, are never kept."""
+    (`assertions`), or set while Bokeh's checks are off, are never kept, and at most MAX_CHECKED_TUPLES are."""
     from bokeh.core.property.bases import Property, validation_on
 
     prepare = Property.prepare_value
     if getattr(prepare, "lineare", False):
         return
     checked = {}                                   # (property id, tuple, item types) -> (property, value)
+    # every page in both languages sets 29 distinct tuples; the bound keeps anything else (values a browser
+    # sends, a mistake) from growing the process
 
     def prepare_value(self, owner, name, value, *, hint=None):
         if type(value) is not tuple or hint is not None or self.assertions:
@@ -252,7 +255,8 @@ def check_tuples_once():
         if found is not None and found[0] is self:     # the very property (ids of freed ones are reused)
             return found[1]
         made = prepare(self, owner, name, value, hint=hint)
-        if validation_on() and type(made) is tuple and all(kind in IMMUTABLE for kind in kinds):
+        if validation_on() and type(made) is tuple and all(kind in IMMUTABLE for kind in kinds) \
+                and len(checked) < MAX_CHECKED_TUPLES:
             checked[key] = (self, made)
         return made
 

@@ -216,6 +216,17 @@ bokehs = attempts()
 check_tuples_once()
 ours = [attempts(), attempts()]
 assert ours[0] == ours[1] == bokehs and ours[1][0] == tuple(palette)
+
+import app.building as building
+building.MAX_CHECKED_TUPLES = 3                    # past the bound: still checked, no longer kept
+margins = [Div(margin=(i, i)).margin for i in range(10)]
+assert margins == [(i, i) for i in range(10)]
+with pytest.raises(ValueError):
+    Div(margin=(1.0, 2.0))
+from bokeh.core.property.bases import Property
+kept = dict(zip(Property.prepare_value.__code__.co_freevars,
+                (c.cell_contents for c in Property.prepare_value.__closure__)))["checked"]
+assert len(kept) == 3
 """
 
 
