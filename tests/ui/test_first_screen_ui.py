@@ -105,7 +105,14 @@ def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
 
     def check(where):
         page.wait_for_timeout(300)
-        wide.extend(f"{where}: {problem}" for problem in problems(layout(page)))
+        found = problems(layout(page))
+        if found:
+            # looked at again a moment later: once in CI (transition, Italian, presenter mode) tick labels were
+            # found 3 px into each other, and two runs of this test after it found nothing; what is wrong with
+            # the page is found both times
+            page.wait_for_timeout(1500)
+            found = problems(layout(page))
+        wide.extend(f"{where}: {problem}" for problem in found)
 
     context = chromium.new_context(viewport=PROJECTOR)
     page = context.new_page()
