@@ -264,6 +264,14 @@ def check_tuples_once():
     Property.prepare_value = prepare_value
 
 
+def cheaper_builds():
+    """The patches that change what a page's build costs, for every server and for bench.pages (which measures
+    builds as the servers make them)."""
+    freeze_model_walks()
+    cache_stable_defaults()
+    check_tuples_once()
+
+
 def write_kept_pages_once():
     """Patch Panel's page writer (for every server): with --reuse-sessions every GET of a page is written
     from the one session Panel keeps for that page and language (app/security.py), and the HTML is the same

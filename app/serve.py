@@ -195,9 +195,7 @@ def main(argv=None):
     security.install()
     websocket.install(idle_s=args.idle_minutes * 60)
     memory.install(forks=count > 1)
-    building.freeze_model_walks()
-    building.cache_stable_defaults()
-    building.check_tuples_once()
+    building.cheaper_builds()
     building.write_kept_pages_once()
     if not args.build_on_loop:
         building.MAX_WAITING = max(1, args.max_waiting_builds)

@@ -200,9 +200,7 @@ def as_served():
     from app import building
     from app.serve import bokeh_checks_off
     bokeh_checks_off()
-    building.freeze_model_walks()
-    building.cache_stable_defaults()
-    building.check_tuples_once()
+    building.cheaper_builds()
 
 
 def in_process(pages, languages, reps):

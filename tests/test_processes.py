@@ -28,8 +28,7 @@ def parsed(monkeypatch, *argv):
     captured = {}
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
     for module, name in ((security, "install"), (memory, "install"), (building, "install"),
-                         (building, "freeze_model_walks"), (building, "cache_stable_defaults"),
-                         (building, "check_tuples_once"), (building, "write_kept_pages_once"),
+                         (building, "cheaper_builds"), (building, "write_kept_pages_once"),
                          (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
     for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
