@@ -279,3 +279,107 @@ def test_a_kept_page_is_written_once_and_each_get_gets_its_own_token(monkeypatch
     assert element.sub("id", third) == element.sub("id", page_for(kept, "token-C", write=panel_writes))
     page_for(own, "token-D"), page_for(own, "token-E")                    # a session not kept: written each time
     assert len(written) == before + 2
+
+
+EVERY_PAGE_UNCHANGED = r"""
+import re
+from bokeh.document import Document
+from bokeh.protocol import Protocol
+from panel.io.application import build_single_handler_application
+from app.serve import PAGES as PAGE_DIR
+from bench.pages import PAGES, fake_session
+
+def document_json(route, language):
+    doc = Document()
+    fake_session(doc, route, PAGES[route], language)
+    build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)
+    ids = {}                                 # Bokeh's ids count on through the process: named in order met
+    text = re.sub(r'"p\d+"', lambda m: ids.setdefault(m.group(0), f'"id{len(ids)}"'),
+                  Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
+    return re.sub(r"\d{9,}", "N", text)      # Panel names a template's roots by Python's id()
+
+pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "it")]
+[document_json(*page) for page in pages]        # the first build in a process also defines its classes
+panels = [document_json(*page) for page in pages]
+again = [document_json(*page) for page in pages]
+assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
+from app import building
+building.cheaper_builds()
+for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
+    at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))
+    assert len(panel) > 3000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
+"""
+
+
+def test_the_cheaper_builds_change_no_page():
+    """cheaper_builds() (every server, bench.pages): each page's document, as the browser gets it, is the one
+    Bokeh and Panel make without the patches (every page in English, two in Italian; ids named in order)."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300)
+
+
+def test_parameters_copied_faster_are_params_own_copies():
+    import copy
+
+    import panel as pn
+    import param.parameterized as parameterized
+
+    from app.building import copy_parameters_faster
+
+    param_copy = parameterized._instantiate_param_obj
+    copy_parameters_faster()
+    ours = parameterized._instantiate_param_obj
+    try:
+        compared = 0
+        for kind in (pn.widgets.IntSlider, pn.widgets.Select, pn.pane.HTML, pn.Column, pn.custom.JSComponent,
+                     pn.template.BootstrapTemplate, pn.widgets.FileSelector):
+            for parameter in kind.param.objects(instance=False).values():
+                theirs, mine = param_copy(parameter, None), ours(parameter, None)
+                for slot, value in theirs.__getstate__().items():
+                    made = getattr(mine, slot)
+                    assert type(made) is type(value) and made == value, (kind, parameter.name, slot)
+                    shared = getattr(parameter, slot)
+                    # a container slot is the copy's own, as in param's copy (the default is kept as is)
+                    assert (made is shared) == (value is shared), (kind, parameter.name, slot)
+                compared += 1
+        assert compared > 150
+        # an object's own parameter: changed for it alone
+        one, two = pn.widgets.IntSlider(start=0, end=9), pn.widgets.IntSlider(start=0, end=9)
+        one.param.value.bounds = (0, 3)
+        assert one.param.value.bounds == (0, 3) and two.param.value.bounds != (0, 3)
+        assert pn.widgets.IntSlider.param.value.bounds != (0, 3)
+        seen = []
+        one.param.watch(lambda event: seen.append(event.new), "value")
+        two.value = 4
+        one.value = 2
+        assert seen == [2] and copy.copy(one.param.value).bounds == (0, 3)
+    finally:
+        parameterized._instantiate_param_obj = param_copy
+
+
+def test_models_walked_faster_are_found_in_bokehs_order():
+    from bokeh.model import util
+    from bokeh.models import ColumnDataSource, CustomJS, Div, HoverTool
+    from bokeh.plotting import figure
+
+    from app.building import walk_models_faster
+
+    fig = figure(tools=[HoverTool(tooltips=[("x", "@x")])], title="t")
+    fig.line("x", "y", source=ColumnDataSource({"x": [1, 2], "y": [3, 4]}), legend_label="a")
+    fig.js_on_event("tap", CustomJS(args={"other": Div(text="d"), "many": [Div(), {"k": Div()}]}, code=""))
+    saved = {name: getattr(util, name) for name in ("collect_filtered_models", "visit_immediate_value_references",
+                                                    "visit_value_and_its_immediate_references")}
+    second = Div(text="root two")
+    bokehs, references = util.collect_models(fig, [second]), fig.references()
+    not_divs = util.collect_filtered_models(lambda model: isinstance(model, Div), fig)
+    walk_models_faster()
+    try:
+        assert len(bokehs) > 30 and sum(isinstance(m, Div) for m in bokehs) == 4
+        assert util.collect_models(fig, [second]) == bokehs
+        assert util.collect_filtered_models(lambda model: isinstance(model, Div), fig) == not_divs
+        assert fig.references() == references and second not in references
+    finally:
+        for name, function in saved.items():
+            setattr(util, name, function)
