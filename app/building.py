@@ -308,8 +308,11 @@ def copy_parameters_faster():
         object.__setattr__(made, "watchers", {})
         return made
 
-    _instantiate_param_obj.lineare = True
+    _instantiate_param_obj.lineare, _instantiate_param_obj.params_own = True, instantiate
     parameterized._instantiate_param_obj = _instantiate_param_obj
+
+
+WALKERS = ("collect_filtered_models", "visit_immediate_value_references", "visit_value_and_its_immediate_references")
 
 
 def walk_models_faster():
@@ -325,6 +328,7 @@ def walk_models_faster():
 
     if getattr(util.collect_filtered_models, "lineare", False):
         return
+    bokehs_own = {name: getattr(util, name) for name in WALKERS}
     scalars = frozenset({int, float, str, bool, type(None)})
 
     def visit_value(value, visitor):               # Bokeh's visit_value_and_its_immediate_references
@@ -371,10 +375,63 @@ def walk_models_faster():
                 visit_references(model, queue_one)
         return collected
 
-    collect_filtered_models.lineare = True
+    collect_filtered_models.lineare, collect_filtered_models.bokehs_own = True, bokehs_own
     util.collect_filtered_models = collect_filtered_models
     util.visit_immediate_value_references = visit_references
     util.visit_value_and_its_immediate_references = visit_value
+
+
+PANE_INIT_SHA = "e183ce8d27dd816f"   # Panel's PaneBase.__init__ that pane_layouts_when_used() repeats (Panel 1.9)
+
+
+def pane_layouts_when_used():
+    """Patch Panel's panes: each makes a layout of its own (a Row around the pane, kept in step with the
+    pane's size, margins and styles), read only when the pane is a page's root, is shown through
+    `pn.panel()` or has its model replaced; made when first read, and in step from then on. More than half
+    of what an HTML pane cost to make. Left alone if Panel's PaneBase.__init__ is not the one repeated here."""
+    import hashlib
+    import inspect
+
+    from panel.pane.base import PaneBase
+    from panel.viewable import Layoutable
+
+    init, sync = PaneBase.__init__, PaneBase._sync_layoutable
+    if getattr(init, "lineare", False) or \
+            hashlib.sha256(inspect.getsource(init).encode()).hexdigest()[:16] != PANE_INIT_SHA:
+        return
+    unmade = "_lineare_layout_unmade"              # (layout class, its keywords) until first read
+
+    def __init__(self, object=None, **params):     # Panel's, but for the layout
+        self._object_changing = False
+        super(PaneBase, self).__init__(object=object, **params)
+        if not hasattr(self, "_internal_callbacks"):
+            self._internal_callbacks = []
+        applies = self.applies(self.object, **(params if self._applies_kw else {}))
+        if (isinstance(applies, bool) and not applies) and self.object is not None:
+            self._type_error(self.object)
+        kwargs = {k: v for k, v in params.items() if k in Layoutable.param and k not in self._skip_layoutable}
+        vars(self)[unmade] = (self.default_layout, kwargs)
+        self._internal_callbacks.append(self.param.watch(self._sync_layoutable, list(Layoutable.param)))
+
+    def get_layout(self):
+        state = vars(self)
+        if unmade in state:
+            kind, kwargs = state.pop(unmade)
+            state["_lineare_layout"] = kind(self, **kwargs)
+            sync(self)                             # as Panel's __init__ ends
+        return state["_lineare_layout"]
+
+    def set_layout(self, layout):
+        vars(self).pop(unmade, None)
+        vars(self)["_lineare_layout"] = layout
+
+    def _sync_layoutable(self, *events):
+        if unmade not in vars(self):               # an unmade layout is made in step
+            sync(self, *events)
+
+    __init__.lineare, __init__.panels_own = True, (init, sync)
+    PaneBase.__init__, PaneBase._sync_layoutable = __init__, _sync_layoutable
+    type.__setattr__(PaneBase, "layout", property(get_layout, set_layout))    # past param's class checks
 
 
 def cheaper_builds():
@@ -385,6 +442,7 @@ def cheaper_builds():
     check_tuples_once()
     copy_parameters_faster()
     walk_models_faster()
+    pane_layouts_when_used()
 
 
 def write_kept_pages_once():

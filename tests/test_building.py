@@ -1,5 +1,6 @@
 """app/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
 over a document's models put off to the end of a build or a knob's callbacks."""
+import contextlib
 import re
 import threading
 
@@ -8,6 +9,7 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import Div
 
+from app import building
 from app.building import PerThread, walks_put_off, write_kept_pages_once
 
 
@@ -320,43 +322,63 @@ def test_the_cheaper_builds_change_no_page():
     subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300)
 
 
+@contextlib.contextmanager
+def panels_own():
+    """Panel's, param's and Bokeh's own functions for a while, whether or not the patches were installed before
+    (as_served(), in an earlier test, installs them for the whole process): the state before comes back."""
+    import param.parameterized as parameterized
+    from bokeh.model import util
+    from panel.pane.base import PaneBase
+
+    building.copy_parameters_faster(), building.walk_models_faster(), building.pane_layouts_when_used()
+    patched = {"copy": parameterized._instantiate_param_obj, "walk": {n: getattr(util, n) for n in building.WALKERS},
+               "pane": (PaneBase.__init__, PaneBase._sync_layoutable, vars(PaneBase)["layout"])}
+    parameterized._instantiate_param_obj = patched["copy"].params_own
+    for name, function in patched["walk"]["collect_filtered_models"].bokehs_own.items():
+        setattr(util, name, function)
+    PaneBase.__init__, PaneBase._sync_layoutable = patched["pane"][0].panels_own
+    type.__delattr__(PaneBase, "layout")
+    try:
+        yield
+    finally:
+        parameterized._instantiate_param_obj = patched["copy"]
+        for name, function in patched["walk"].items():
+            setattr(util, name, function)
+        PaneBase.__init__, PaneBase._sync_layoutable = patched["pane"][:2]
+        type.__setattr__(PaneBase, "layout", patched["pane"][2])
+
+
 def test_parameters_copied_faster_are_params_own_copies():
     import copy
 
     import panel as pn
     import param.parameterized as parameterized
 
-    from app.building import copy_parameters_faster
-
-    param_copy = parameterized._instantiate_param_obj
-    copy_parameters_faster()
-    ours = parameterized._instantiate_param_obj
-    try:
-        compared = 0
-        for kind in (pn.widgets.IntSlider, pn.widgets.Select, pn.pane.HTML, pn.Column, pn.custom.JSComponent,
-                     pn.template.BootstrapTemplate, pn.widgets.FileSelector):
-            for parameter in kind.param.objects(instance=False).values():
-                theirs, mine = param_copy(parameter, None), ours(parameter, None)
-                for slot, value in theirs.__getstate__().items():
-                    made = getattr(mine, slot)
-                    assert type(made) is type(value) and made == value, (kind, parameter.name, slot)
-                    shared = getattr(parameter, slot)
-                    # a container slot is the copy's own, as in param's copy (the default is kept as is)
-                    assert (made is shared) == (value is shared), (kind, parameter.name, slot)
-                compared += 1
-        assert compared > 150
-        # an object's own parameter: changed for it alone
-        one, two = pn.widgets.IntSlider(start=0, end=9), pn.widgets.IntSlider(start=0, end=9)
-        one.param.value.bounds = (0, 3)
-        assert one.param.value.bounds == (0, 3) and two.param.value.bounds != (0, 3)
-        assert pn.widgets.IntSlider.param.value.bounds != (0, 3)
-        seen = []
-        one.param.watch(lambda event: seen.append(event.new), "value")
-        two.value = 4
-        one.value = 2
-        assert seen == [2] and copy.copy(one.param.value).bounds == (0, 3)
-    finally:
-        parameterized._instantiate_param_obj = param_copy
+    building.copy_parameters_faster()
+    ours, param_copy = parameterized._instantiate_param_obj, parameterized._instantiate_param_obj.params_own
+    compared = 0
+    for kind in (pn.widgets.IntSlider, pn.widgets.Select, pn.pane.HTML, pn.Column, pn.custom.JSComponent,
+                 pn.template.BootstrapTemplate, pn.widgets.FileSelector):
+        for parameter in kind.param.objects(instance=False).values():
+            theirs, mine = param_copy(parameter, None), ours(parameter, None)
+            for slot, value in theirs.__getstate__().items():
+                made = getattr(mine, slot)
+                assert type(made) is type(value) and made == value, (kind, parameter.name, slot)
+                shared = getattr(parameter, slot)
+                # a container slot is the copy's own, as in param's copy (the default is kept as is)
+                assert (made is shared) == (value is shared), (kind, parameter.name, slot)
+            compared += 1
+    assert compared > 150
+    # an object's own parameter: changed for it alone
+    one, two = pn.widgets.IntSlider(start=0, end=9), pn.widgets.IntSlider(start=0, end=9)
+    one.param.value.bounds = (0, 3)
+    assert one.param.value.bounds == (0, 3) and two.param.value.bounds != (0, 3)
+    assert pn.widgets.IntSlider.param.value.bounds != (0, 3)
+    seen = []
+    one.param.watch(lambda event: seen.append(event.new), "value")
+    two.value = 4
+    one.value = 2
+    assert seen == [2] and copy.copy(one.param.value).bounds == (0, 3)
 
 
 def test_models_walked_faster_are_found_in_bokehs_order():
@@ -364,22 +386,42 @@ def test_models_walked_faster_are_found_in_bokehs_order():
     from bokeh.models import ColumnDataSource, CustomJS, Div, HoverTool
     from bokeh.plotting import figure
 
-    from app.building import walk_models_faster
-
     fig = figure(tools=[HoverTool(tooltips=[("x", "@x")])], title="t")
     fig.line("x", "y", source=ColumnDataSource({"x": [1, 2], "y": [3, 4]}), legend_label="a")
     fig.js_on_event("tap", CustomJS(args={"other": Div(text="d"), "many": [Div(), {"k": Div()}]}, code=""))
-    saved = {name: getattr(util, name) for name in ("collect_filtered_models", "visit_immediate_value_references",
-                                                    "visit_value_and_its_immediate_references")}
     second = Div(text="root two")
-    bokehs, references = util.collect_models(fig, [second]), fig.references()
-    not_divs = util.collect_filtered_models(lambda model: isinstance(model, Div), fig)
-    walk_models_faster()
-    try:
-        assert len(bokehs) > 30 and sum(isinstance(m, Div) for m in bokehs) == 4
-        assert util.collect_models(fig, [second]) == bokehs
-        assert util.collect_filtered_models(lambda model: isinstance(model, Div), fig) == not_divs
-        assert fig.references() == references and second not in references
-    finally:
-        for name, function in saved.items():
-            setattr(util, name, function)
+    with panels_own():
+        bokehs, references = util.collect_models(fig, [second]), fig.references()
+        not_divs = util.collect_filtered_models(lambda model: isinstance(model, Div), fig)
+    assert getattr(util.collect_filtered_models, "lineare", False)
+    assert len(bokehs) > 30 and sum(isinstance(m, Div) for m in bokehs) == 4
+    assert util.collect_models(fig, [second]) == bokehs
+    assert util.collect_filtered_models(lambda model: isinstance(model, Div), fig) == not_divs
+    assert fig.references() == references and second not in references
+
+
+def test_a_pane_layout_made_when_read_is_the_one_panel_makes():
+    import panel as pn
+    from panel.pane.base import PaneBase
+
+    def layouts():
+        made = []
+        for read_early in (False, True):
+            pane = pn.pane.HTML("<p>x</p>", width=300, margin=(4, 10), sizing_mode="fixed", styles={"a": "b"})
+            if read_early:
+                pane.layout                         # made now: kept in step from here on
+            pane.param.update(width=420, margin=(1, 2, 3, 4), visible=False, min_height=30)
+            row = pane.layout
+            made.append({name: value for name, value in row.param.values().items() if name not in ("name", "objects")})
+            assert row.objects == [pane] and pane.layout is row
+        return made
+
+    building.pane_layouts_when_used()
+    assert getattr(PaneBase.__init__, "lineare", False), "Panel's PaneBase.__init__ changed: check the patch"
+    with panels_own():
+        panels = layouts()
+    assert layouts() == panels and panels[0]["width"] == 420 + 2 + 4 and panels[0]["visible"] is False
+    assert "_lineare_layout_unmade" in vars(pn.pane.HTML("y")), "not made before it is read"
+    own, pane = pn.Row(), pn.pane.Markdown("z")
+    pane.layout = own                                # Panel's own code may set it
+    assert pane.layout is own
