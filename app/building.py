@@ -52,7 +52,8 @@ checks and an abstract-class test of every slot; Bokeh's walk of the model graph
 at each value it visits. Both made directly, with the same results (tests/test_building.py compares every
 page's document with and without): in-process, alternating builds, 12–14 each on a slow afternoon, state
 467 → 367 ms, softmax 372 → 306, transition 480 → 434, memory-fails 304 → 276, two-bills unchanged within
-the noise.
+the noise. `pane_layouts_when_used()` (for every server): the Row Panel makes around every pane, read only
+when the pane is shown alone, is made when first read (over half of what an HTML pane cost to make).
 
 `write_kept_pages_once()` (for every server): the HTML a GET gets from a kept session (--reuse-sessions) is
 written once and given each visitor's token.
@@ -287,7 +288,7 @@ def copy_parameters_faster():
     if getattr(instantiate, "lineare", False):
         return
     base = parameterized.Parameter
-    plain = (type(None), bool, int, float, str, tuple, type)      # never copied: saves the ABC checks
+    plain = (*IMMUTABLE, tuple, type)                 # never copied: saves the abstract-class checks
     slots = {}
 
     def _instantiate_param_obj(paramobj, owner=None):
@@ -319,7 +320,7 @@ def walk_models_faster():
     """Patch Bokeh's walk of the model graph (`collect_filtered_models`: every `references()`, `select()` and
     document recompute; a page is walked whole about 35 times while it is built and written): the same
     models in the same order, without the import statement Bokeh's visitor runs at each value it looks at
-    (about 8,000 a walk of the state page), with the common scalars passed over first."""
+    (about 8,000 over a state page's build), with the common scalars passed over first."""
     from collections import deque
 
     from bokeh.core.has_props import HasProps
@@ -329,7 +330,7 @@ def walk_models_faster():
     if getattr(util.collect_filtered_models, "lineare", False):
         return
     bokehs_own = {name: getattr(util, name) for name in WALKERS}
-    scalars = frozenset({int, float, str, bool, type(None)})
+    scalars = frozenset(IMMUTABLE)
 
     def visit_value(value, visitor):               # Bokeh's visit_value_and_its_immediate_references
         kind = type(value)
