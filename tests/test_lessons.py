@@ -492,12 +492,17 @@ GIVEN_AWAY = {("softmax", 2): lambda store: ["The same numbers", "equals the ans
               ("two-bills", 2): lambda store: ["twice the text is four times the work"],
               ("two-bills", 3): lambda store: ["Typical time per token"],
               ("two-bills", 4): lambda store: ["The weights of Llama-3-8B take 16.1 GB", "outgrows them"],
-              ("state", 3): lambda store: ["new information replaces the old"],
+              ("state", 1): lambda store: ["Answer for"],          # the read-out reads back a written number
+              ("state", 2): lambda store: ["Answer for"],
+              ("state", 3): lambda store: ["new information replaces the old", "Answer for"],
+              ("state", 4): lambda store: ["Answer for"],
               ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding",
                                                         "they look the same, because they are the same"],
               ("parallel-recurrent", 3): lambda store: ["they look the same, because they are the same"],
               ("parallel-recurrent", 4): lambda store: ["float64", "what is left is rounding"],
-              ("memory-fails", 1): lambda store: ["leaves zero exactly at 16 pairs", "(16 here, dotted line)"]}
+              ("memory-fails", 1): lambda store: ["leaves zero exactly at 16 pairs", "(16 here, dotted line)"],
+              **{("memory-fails", n): lambda store: ["leaves zero exactly at 16 pairs", "of the answers are right"]
+                 for n in (2, 3, 4, 5)}}
 
 
 @pytest.mark.parametrize("slug,number", list(GIVEN_AWAY))

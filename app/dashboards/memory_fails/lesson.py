@@ -53,10 +53,15 @@ def _score(store):
                 percent=percent(store.run.right.mean()), dk=store.d_k)
 
 
+def _curve_texts(view):
+    """The texts that give the curve's numbers at d_k pairs (its error, the share of answers right)."""
+    return view.point, view.curve_text
+
+
 def recall_card(setup, prompt, observe):
     """A card that asks how many questions get their number back; `observe` is a msgid filled with the score."""
     return Card(setup=setup, prompt=prompt, choices=HOW_MANY, correct=_how_many,
-                observe=lambda store: _(observe).format(**_score(store)))
+                observe=lambda store: _(observe).format(**_score(store)), veil=_curve_texts)
 
 
 CARDS = (
@@ -66,12 +71,12 @@ CARDS = (
                    "mistake at all?"),
          choices=tuple(str(n) for n in BOUND_CHOICES),
          correct=lambda store: nearest(BOUND_CHOICES, _bound_zero(store)), observe=_bound_text,
-         veil=lambda view: (view.point, view.curve_text)),
+         veil=_curve_texts),
     Card(setup=SETTINGS,
          prompt=N_("The orange-red line is what this summary really does, with labels pointing in random directions. "
                    "With fewer pairs than 16, is it at zero too?"),
          choices=(N_("Yes, zero up to 16 pairs"), N_("No, above zero from the first few pairs")),
-         correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text),
+         correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text, veil=_curve_texts),
     recall_card(PERPENDICULAR,
                 N_("Now the 16 labels are perpendicular to each other, like the columns of the summary. With 16 "
                    "pairs, how many questions get their number back?"),

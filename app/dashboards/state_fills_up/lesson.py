@@ -19,6 +19,12 @@ def _answered(store, name):
     return {"21": 0, "99": 1}.get(answer, 2)
 
 
+def _readout(view):
+    """The read-out's answer line: at a writing step it reads back the number just written («Anna: 21 ✓»),
+    which next to a card's question looks like its answer."""
+    return view.heads[0].answer
+
+
 def _all_right(store):
     answers = [a for token, a in zip(store.result.tokens, store.result.answers) if token.kind == "ask"]
     return sum(answer == expected for answer, _s, expected in answers), len(answers)
@@ -33,6 +39,7 @@ CARDS = (
          correct=lambda store: 0 if _all_right(store)[0] == _all_right(store)[1] else 1,
          at=lambda store: store.length() - 1,
          press=N_("Press ▶ Play (or → step by step) and watch the answers under the questions."),
+         veil=lambda view: (_readout(view),),
          observe=lambda store: _("{right} of {asked} right: with a column each, no pair gets in another's "
                                  "way.").format(right=_all_right(store)[0], asked=_all_right(store)[1])),
     Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "overwrite",
@@ -43,6 +50,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
+         veil=lambda view: (_readout(view),),
          observe=lambda store: _("It answers {answer}, but the match is only {percent}%: Anna's column holds "
                                  "21 and 99 added together.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
@@ -54,7 +62,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
-         veil=lambda view: (view.rule,),
+         veil=lambda view: (view.rule, _readout(view)),
          observe=lambda store: _("It answers {answer} with a match of {percent}%: at Anna:99 the correction "
                                  "first took 21 out of Anna's column.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
@@ -65,6 +73,7 @@ CARDS = (
          correct=lambda store: 0 if _asked(store, "Anna")[1][0] == "26" and _asked(store, "Anna")[1][1] > 0.9 else 1,
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
+         veil=lambda view: (_readout(view),),
          observe=lambda store: _("It answers {answer} (match {percent}%): the 17th name had to share Anna's "
                                  "column. A summary of fixed size has room for only so many names.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
