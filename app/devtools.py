@@ -38,8 +38,9 @@ def running_server(port=None, timeout=90, shell_command=None, processes=("--one-
     port = port or free_port()
     log = open(ROOT / ".server.log", "w") if os.environ.get("LINEARE_SERVER_LOG") else subprocess.DEVNULL
     if shell_command is None:
-        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", *processes,
-                   "--allow-websocket-origin", f"127.0.0.1:{port}", "--allow-websocket-origin", f"localhost:{port}"]
+        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
+                   "--allow-websocket-origin", f"127.0.0.1:{port}", "--allow-websocket-origin", f"localhost:{port}",
+                   *processes]                      # last: they may end with `-- <panel serve's flags>`
     else:
         command = ["bash", "-c", shell_command.format(port=port)]
     environment = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}

@@ -25,8 +25,11 @@ the whole process, and it fell into a page's phases at random). The thread's CPU
 Only the building thread's CPU is counted in-process (a page that computes on a pool of threads
 costs more than it shows here); --server counts every thread of the server.
 
---server: `python -m app` in a subprocess (one process, localhost, unless --server-arg says otherwise:
-all its processes are counted); each page opened --reps times
+--server: `python -m app` in a subprocess, one process on localhost serving as `./scripts/app`'s processes and
+the hosted servers do (`--reuse-sessions`: a GET is written from the page kept per page and language, the
+visitor's session is built when its websocket connects), unless --server-arg says otherwise (all its
+processes are counted; `--server-arg=--one-process` alone: a plain one-process server, whose GET builds the
+session and writes its whole page, ~30 ms more); each page opened --reps times
 by bench.load's protocol viewer (GET, websocket, PULL-DOC, document_ready) after one warm-up, one
 at a time; the server process's CPU time (user + system, psutil) from before the GET until the page
 is in and the server has gone quiet. That is the "server CPU per page opened" of the targets, judged
@@ -239,7 +242,13 @@ def profile(route, language, count=40):
 
 # ---------------------------------------------------------------- a real server
 
-def server_rows(pages, languages, reps, server_args=("--one-process",)):
+def classroom_process():
+    """python -m app's flags for one process that serves pages as the classroom's and the hosted mode's do."""
+    from app.serve import shared_session_args
+    return ("--one-process", "--", *shared_session_args())
+
+
+def server_rows(pages, languages, reps, server_args=None):
     import asyncio
 
     import psutil
@@ -275,7 +284,7 @@ def server_rows(pages, languages, reps, server_args=("--one-process",)):
             raise RuntimeError(viewer.errors[0])
 
     rows = []
-    with running_server(processes=tuple(server_args)) as base:
+    with running_server(processes=tuple(server_args or classroom_process())) as base:
         port = int(base.rsplit(":", 1)[1])
         found = [c for c in psutil.Process(os.getpid()).children(recursive=True)
                  if any(conn.laddr.port == port for conn in _listening(c))]
@@ -351,8 +360,8 @@ def main(argv=None):
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--server", action="store_true", help="measure a real server's process CPU per page")
     parser.add_argument("--server-arg", action="append", default=None,
-                        help="with --server: python -m app's flags for its processes (default --one-process; "
-                             "repeat, e.g. --server-arg=--num-procs=2)")
+                        help="with --server: python -m app's flags for its processes (default: one process serving as "
+                             "the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
     parser.add_argument("--profile", metavar="PAGE", help="cProfile one build of PAGE")
     parser.add_argument("--lang", default="en", help="--profile's language")
     parser.add_argument("--json", action="store_true")
@@ -367,7 +376,7 @@ def main(argv=None):
     load, speed = os.getloadavg()[0], python_speed()
     print(LOADED.format(load=f"{load:.2f}", speed=speed), file=sys.stderr)
     languages = args.languages.split(",")
-    rows = server_rows(pages, languages, args.reps, args.server_arg or ("--one-process",)) if args.server \
+    rows = server_rows(pages, languages, args.reps, args.server_arg) if args.server \
         else in_process(pages, languages, args.reps)
     if args.json:
         print(json.dumps({"load_average": load, "python_speed_s": speed, "server": args.server, "rows": rows},

@@ -425,3 +425,21 @@ def test_a_pane_layout_made_when_read_is_the_one_panel_makes():
     own, pane = pn.Row(), pn.pane.Markdown("z")
     pane.layout = own                                # Panel's own code may set it
     assert pane.layout is own
+
+
+def test_synced_parameters_listed_once_give_panels_own_parameters():
+    import panel as pn
+    from panel.reactive import Syncable
+
+    from app.components.player import FrameText
+
+    building.synced_params_once()
+    ours = Syncable._init_params
+    assert getattr(ours, "lineare", False), "Panel's Syncable._init_params changed: check the patch"
+    objects = [pn.Column(pn.pane.HTML("x"), sizing_mode="stretch_width", css_classes=["a"]),
+               pn.widgets.RadioButtonGroup(options=["a", "b"], value="b", name="n"),
+               pn.widgets.FloatSlider(start=0, end=2, value=0.5, visible=False), FrameText(), pn.layout.Divider()]
+    for obj in objects:                              # each of them converted through Syncable's (not FlexBox)
+        assert type(obj)._init_params is ours, type(obj).__name__
+        own = ours.panels_own(obj)
+        assert list(obj._init_params().items()) == list(own.items()) and own, type(obj).__name__
