@@ -443,3 +443,102 @@ def test_synced_parameters_listed_once_give_panels_own_parameters():
         assert type(obj)._init_params is ours, type(obj).__name__
         own = ours.panels_own(obj)
         assert list(obj._init_params().items()) == list(own.items()) and own, type(obj).__name__
+
+
+def test_set_values_serialized_as_bokeh_serializes_them():
+    """serialize_set_values_only(): what a document's JSON asks of each model (the values set on it, themed values,
+    unstable defaults) is what Bokeh's own function answers, before and after the kept defaults are read; an
+    unset required property still fails."""
+    from bokeh.core.has_props import HasProps
+    from bokeh.core.property.descriptors import UnsetValueError
+    from bokeh.models import CategoricalColorMapper, ColumnDataSource, Slider
+    from bokeh.plotting import figure
+    from bokeh.themes import Theme
+
+    building.cache_stable_defaults()
+    building.serialize_set_values_only()
+    ours = HasProps.query_properties_with_values
+    assert getattr(ours, "lineare", False), "Bokeh's query_properties_with_values changed: check the patch"
+    bokehs = ours.bokehs_own
+
+    def both(model):
+        mine = model.properties_with_values(include_defaults=False)
+        theirs = bokehs(model, lambda prop: prop.serialized, include_defaults=False)
+        assert list(mine.items()) == list(theirs.items()), type(model).__name__
+        full = model.properties_with_values()                     # include_defaults: Bokeh's own, unchanged
+        assert full == bokehs(model, lambda prop: prop.serialized), type(model).__name__
+        return mine
+
+    fig = figure(title="t", width=300, height=200, tools="hover")
+    fig.line([1, 2], [3, 4], legend_label="a")
+    models = [fig, *fig.references(), Div(text="x"), Slider(start=0, end=1, value=0.5, step=0.1, title="s"),
+              ColumnDataSource(data={"x": [1]})]
+    first = [both(model) for model in models]          # a model's first answer, kept defaults not read yet
+    assert first == [both(model) for model in models]
+    assert both(models[-2])["title"] == "s" and "width" not in both(Div(text="y"))
+    doc = Document(theme=Theme(json={"attrs": {"Div": {"width": 123}}}))
+    themed = Div(text="z")
+    doc.add_root(themed)
+    assert both(themed)["width"] == 123, "a theme's value is serialized"
+    for query in (lambda: CategoricalColorMapper().properties_with_values(include_defaults=False),
+                  lambda: bokehs(CategoricalColorMapper(), lambda prop: prop.serialized, include_defaults=False)):
+        with pytest.raises(UnsetValueError):
+            query()
+
+
+DESIGN_ONCE = r"""
+import panel as pn
+from bokeh.document import Document
+from panel.io.state import set_curdoc
+from panel.theme.base import Design
+
+from app import building
+
+def page():
+    '''A template's page built, then a pane added to it: each model's stylesheets and CSS classes.'''
+    doc, column = Document(), pn.Column(pn.pane.Markdown("a"), pn.widgets.Button(name="b"), sizing_mode="stretch_width")
+    template = pn.template.BootstrapTemplate(title="t")
+    template.main.append(column)
+    template.sidebar.append(pn.widgets.Select(options=["x", "y"]))
+    with set_curdoc(doc):
+        template.server_doc(doc)
+        column.append(pn.pane.HTML("<b>c</b>"))         # a later change: Panel's own pass applies the design
+    looks = []
+    for obj in column.select():
+        for model, _ in obj._models.values():
+            sheets = [getattr(sheet, "url", sheet) for sheet in model.stylesheets]
+            looks.append((type(obj).__name__, sheets, list(model.css_classes)))
+    return looks
+
+import functools
+panels_runs, own = [], Design._apply_hooks
+@functools.wraps(own)
+def counted_own(*args, **kwargs):
+    panels_runs.append(1)
+    return own(*args, **kwargs)
+Design._apply_hooks = counted_own
+panels = page()
+Design._apply_hooks = own
+building.design_applied_once()
+assert getattr(Design.apply, "lineare", False), "Panel's design or template changed: check the patch"
+runs = []
+own = Design._apply_hooks.panels_own
+def counted(*args, **kwargs):
+    runs.append(args[2])
+    return own(*args, **kwargs)
+cell = next(c for c in Design._apply_hooks.__closure__ if c.cell_contents is own)
+cell.cell_contents = counted
+ours = page()
+assert ours == panels and any("HTML" == name and sheets for name, sheets, _ in ours), (ours, panels)
+assert 1 <= len(runs) == len(panels_runs) - 1, ("the template's repeated pass skipped, the later one Panel's",
+                                                  len(runs), len(panels_runs))
+"""
+
+
+def test_a_design_applied_once_by_the_template_looks_as_panels():
+    """design_applied_once(): the page's models get the stylesheets Panel gives them, an object added later
+    included (Panel's own pass applies the design to it); the pass the template repeats is skipped."""
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", DESIGN_ONCE], check=True, timeout=120)
