@@ -105,6 +105,23 @@ def test_the_view_draws_the_layer_it_is_asked_for():
     np.testing.assert_array_equal(frames[21], quantize(store.trained.layers[1][21].state[0, 0], picture.scale.high))
 
 
+def test_explanations_show_under_the_first_panel_only():
+    store = StateStore(mode="trained", variant="deltanet", pairs=8, example=2, layer="both")
+    view = StateView(store=store, session=Session())
+    first, second = [panel for _l, panel in view.shown_panels]
+
+    def shown(panel):
+        return {name: explanation.__panel__().visible for name, explanation in panel.explanations.items()}
+    assert set(shown(first)) == {"state", "change", "readout"} and all(shown(first).values())
+    assert set(shown(second)) == {"state", "change", "readout"} and not any(shown(second).values())
+    second.rest.section()                             # the second row, made later, follows its panel's notes
+    first.rest.section()
+    assert len(shown(second)) == len(shown(first)) == 7
+    assert not any(shown(second).values()) and all(shown(first).values())
+    store.layer = "2"                                 # the second layer alone: its panel is now the first
+    assert [panel for _l, panel in view.shown_panels] == [second] and all(shown(second).values())
+
+
 def test_mechanism_knobs_hide_in_trained_mode():
     store = StateStore(mode="trained", variant="gated_deltanet")
     view = StateView(store=store, session=Session())

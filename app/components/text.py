@@ -89,6 +89,7 @@ class Explanation(pn.viewable.Viewer):
     superiore = param.String(default="")
     level = param.Selector(default="elementare", objects=["elementare", "superiore"])
     veiled = param.Boolean(default=False, doc="hidden whatever its text (a lesson card's answer, before a choice)")
+    shown = param.Boolean(default=True, doc="False: hidden whatever its text (notes switched off)")
 
     def __init__(self, session=None, **params):
         if session is not None:
@@ -104,11 +105,11 @@ class Explanation(pn.viewable.Viewer):
             session.param.watch(lambda e: setattr(self, "level", e.new), "level")
         self._draw()
 
-    @param.depends("elementare", "superiore", "level", "veiled", watch=True)
+    @param.depends("elementare", "superiore", "level", "veiled", "shown", watch=True)
     def _draw(self):
         text = self.superiore if self.level == "superiore" else self.elementare
         self._pane.object = to_html(text) if text else ""
-        self._pane.visible = bool(text) and not self.veiled
+        self._pane.visible = bool(text) and not self.veiled and self.shown
 
     def __panel__(self):
         return self._pane

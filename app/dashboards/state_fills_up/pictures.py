@@ -84,7 +84,7 @@ class HeadPanel:
     def __init__(self, head, session, explain, *, name=None, d_k=mechanism.D_K, d_v=mechanism.D_V, player=None):
         self.head, self.session, self.explain = head, session, explain
         self.name, self.d_k, self.d_v = name, d_k, d_v
-        self.cards, self.pictures, self.notes, self.explanations = {}, {}, [], {}
+        self.cards, self.pictures, self.explanations = {}, {}, {}
         self.notes_shown = True
         self.variant = None
         self.answer = FrameText(stylesheets=[ANSWER_CSS], margin=(0, 10), width=310)      # mechanism mode
@@ -189,18 +189,17 @@ class HeadPanel:
             width = picture.figure.width + 10
             if self.explain:
                 self.explanations[name] = Explanation(self.session, elementare=plain, superiore=formulas,
-                                                      width=width - 10, stylesheets=[FIT_CSS])
-                note = pn.Column(self.explanations[name], margin=0, visible=self.notes_shown)
-                self.notes.append(note)
-                parts.append(note)
+                                                      width=width - 10, stylesheets=[FIT_CSS],
+                                                      shown=self.notes_shown)
+                parts.append(self.explanations[name])
             self.pictures[name] = picture
             self.cards[name] = pn.Column(*parts, width=width, margin=(0, 6, 8, 0))
         return self.cards[name]
 
     def show_notes(self, shown):
         self.notes_shown = shown                    # the cards made later too
-        for note in self.notes:
-            note.visible = shown
+        for explanation in self.explanations.values():
+            explanation.shown = shown
         self._size_second_row()
 
     def _size_second_row(self):
