@@ -59,8 +59,6 @@ converted it; listed once (state 234 → 226 ms in-process, 12 builds each, alte
 `serialize_set_values_only()`: a document's JSON asked every model for the values set on it, and Bokeh read
 every default to drop it; the defaults kept by cache_stable_defaults() are dropped unread (the JSON phase 20 %
 cheaper: state 228 → 224 ms, softmax 230 → 222 in-process, 10 builds each, alternating).
-`design_applied_once()`: Panel's template applied its design to the whole page twice in a row, the second
-time changing nothing; skipped (state 236 → 231 ms, softmax 217 → 210, transition 225 → 218, the same way).
 
 `write_kept_pages_once()` (for every server): the HTML a GET gets from a kept session (--reuse-sessions) is
 written once and given each visitor's token.
@@ -529,48 +527,6 @@ def serialize_set_values_only():
     HasProps.query_properties_with_values = query_properties_with_values
 
 
-DESIGN_SHAS = ("fc1a10cdd9d4d5ef", "90ae4c86bb959135", "6ca82346d95d21f7")   # Panel 1.9's Design.apply,
-# Design._apply_hooks and BaseTemplate._init_doc, whose order design_applied_once() relies on
-
-
-def design_applied_once():
-    """Patch Panel's Design: a template applies its design to the whole page (Design.apply) and, right after,
-    runs the page's preprocessing hooks, one of which applies the same design to the same objects again
-    (Design._apply_hooks), finding nothing left to change. That second pass is skipped when it follows the
-    template's own on the same page and root, with the same objects in it; any other pass (a later change to
-    the page) is Panel's. Left alone if any of the three functions is not the one this relies on."""
-    import hashlib
-    import inspect
-    import weakref
-
-    from panel.template.base import BaseTemplate
-    from panel.theme.base import Design
-
-    apply, apply_hooks = Design.apply, Design._apply_hooks
-    sources = (apply, apply_hooks, BaseTemplate._init_doc)
-    if getattr(apply, "lineare", False) or \
-            tuple(hashlib.sha256(inspect.getsource(f).encode()).hexdigest()[:16] for f in sources) != DESIGN_SHAS:
-        return
-
-    def applied(self, viewable, root, isolated=True):
-        apply(self, viewable, root, isolated=isolated)
-        if not isolated and root.document is not None:          # the template's pass (its only caller)
-            self._lineare_applied = (weakref.ref(viewable), weakref.ref(root), viewable.select())
-
-    def _apply_hooks(self, viewable, root, changed, old_models=None):
-        done = self.__dict__.pop("_lineare_applied", None)
-        if done is not None and changed is viewable and done[0]() is viewable and done[1]() is root \
-                and old_models is None and root.document is not None:
-            now = viewable.select()
-            if len(now) == len(done[2]) and all(a is b for a, b in zip(now, done[2])):
-                return
-        return apply_hooks(self, viewable, root, changed, old_models)
-
-    applied.lineare, applied.panels_own = True, apply
-    _apply_hooks.lineare, _apply_hooks.panels_own = True, apply_hooks
-    Design.apply, Design._apply_hooks = applied, _apply_hooks
-
-
 def cheaper_builds():
     """The patches that change what a page's build costs, for every server and for bench.pages (which measures
     builds as the servers make them)."""
@@ -582,7 +538,6 @@ def cheaper_builds():
     pane_layouts_when_used()
     synced_params_once()
     serialize_set_values_only()
-    design_applied_once()
 
 
 def write_kept_pages_once():
