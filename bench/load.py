@@ -111,6 +111,7 @@ class Viewer:
     dropped: bool = False                     # the server closed the websocket
     done: bool = False                        # finished its part (or failed): only waits to close
     received_bytes: int = 0
+    stylesheets: list = field(default_factory=list)   # the URLs of the pulled document's imported stylesheets
 
     async def open(self, page_base=None):
         """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
@@ -147,6 +148,7 @@ class Viewer:
         reply = await self._next(lambda m: m.msgtype == "PULL-DOC-REPLY")
         self.opened = time.perf_counter() - started
         doc = reply.content["doc"]
+        self.stylesheets = [sheet["attributes"]["url"] for sheet in find_models(doc, "ImportedStyleSheet", [])]
         location = find_models(doc, "Location", [])
         if location:                                     # what the page says once it has rendered
             await self._patch([self._change(location[0]["id"], "href", self.base + self.path)])
