@@ -56,6 +56,14 @@ class Session(param.Parameterized):
         return session
 
     @classmethod
+    def frame_of(cls, arguments, accept_language=""):
+        """What the frame around a page (the template: its language, presenter mode's type and folded
+        sidebar) is drawn from, read from a request's query `arguments` as `start` reads them. Two requests
+        with the same frame may be answered with the same HTML (a kept session's page, --reuse-sessions)."""
+        values, _notices = read_query(cls, {"language": "lang", "present": "present"}, arguments or {})
+        return values.get("language") or negotiate(accept_language), values.get("present", False)
+
+    @classmethod
     def current(cls):
         import panel as pn
 

@@ -14,7 +14,9 @@ document). A browser of ours only ever sends:
 
 Everything else is refused before it reaches the document: a data source's columns (ColumnsPatched,
 ColumnsStreamed, ColumnDataChanged), roots added or removed, the title, any other property, any new
-model, PUSH-DOC, a message Bokeh cannot read. A refusal is answered with a short ERROR (no traceback),
+model, PUSH-DOC, a message Bokeh cannot read. A binary frame, or a header that announces binary buffers
+(which Bokeh's receiver would keep, buffer after buffer, until their announced count is reached), closes the
+connection before anything of the message is kept. A refusal is answered with a short ERROR (no traceback),
 logged as one short line, and after REFUSALS_BEFORE_CLOSE refusals the connection is closed. An
 allowed change that fails (a value out of a widget's bounds) is answered and logged the same way.
 
@@ -26,6 +28,7 @@ a place is let go.
 `install()` replaces `WSHandler.on_message` (Bokeh's logs a failing message in full with its traceback,
 Panel and Tornado log it again, and the ERROR reply carries the traceback) by `on_message` below.
 """
+import json
 import logging
 import time
 
@@ -199,14 +202,16 @@ def check(message, document):
             check_event(event, document)
 
 
-def _refuse(socket, reason):
-    """Log one line; close the connection after REFUSALS_BEFORE_CLOSE refusals. True when it was closed."""
+def _refuse(socket, reason, close=False):
+    """Log one line; close the connection after REFUSALS_BEFORE_CLOSE refusals (`close`: at once). True when
+    it was closed."""
     socket.lineare_refusals = getattr(socket, "lineare_refusals", 0) + 1
-    closing = socket.lineare_refusals >= REFUSALS_BEFORE_CLOSE
+    closing = close or socket.lineare_refusals >= REFUSALS_BEFORE_CLOSE
     log.warning("websocket %s from %s: refused %s%s", short(socket.request.path, 60), socket.request.remote_ip,
                 short(reason), " (closing the connection)" if closing else "")
     if closing:
-        socket.close(1008, "too many refused messages")
+        socket.lineare_closing = True          # what the client sent before it read the close is dropped unread
+        socket.close(1008, "refused" if close else "too many refused messages")
     return closing
 
 
@@ -244,14 +249,43 @@ def on_pong(self, data):
     return _pong(self, data)
 
 
+def fragment_problem(socket, fragment):
+    """Why a websocket fragment may not even be assembled, or None. A message of ours is three text
+    fragments (header, metadata, content) and no binary buffer; a header that announces buffers would make
+    Bokeh's receiver keep every buffer that follows until their count is reached (a number the client
+    chooses), so the header is read and checked here before anything is kept."""
+    if not isinstance(fragment, str):
+        return "a binary frame"
+    index = getattr(socket, "lineare_fragment", 0)
+    socket.lineare_fragment = (index + 1) % 3
+    if index != 0:
+        return None
+    try:
+        header = json.loads(fragment)
+    except ValueError:
+        header = None
+    if not isinstance(header, dict):
+        return "an unreadable message header"
+    if header.get("num_buffers", 0) not in (0, None):
+        return f"a message announcing {short(header.get('num_buffers'), 20)} binary buffers"
+    return None
+
+
 async def on_message(self, fragment):
     """Bokeh's WSHandler.on_message, with `check` before a message is handled and short answers."""
+    if getattr(self, "lineare_closing", False):
+        return
     self.lineare_last = time.monotonic()
     _watch(self)
+    problem = fragment_problem(self, fragment)
+    if problem is not None:                    # refused before Bokeh's receiver keeps any of it
+        _refuse(self, problem, close=True)
+        return
     try:
         message = await self.receiver.consume(fragment)
     except Exception as error:                 # not JSON, not Bokeh's protocol, a fragment out of order
         _refuse(self, f"an unreadable message ({type(error).__name__})")
+        self.lineare_closing = True
         self.close(1003, "unreadable message")
         return
     if message is None:                        # more fragments to come

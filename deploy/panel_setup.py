@@ -9,7 +9,8 @@ things then need help:
   session built for a websocket never is rendered, so its stylesheets would point at cdn.holoviz.org
   (unstyled buttons offline, and refused by the hosted mode's Content-Security-Policy). Every new
   document gets the local path before the page is built.
-- The kept session's HTML carries the page title in its language, so it is kept per language.
+- The kept session's HTML carries its template: the page title in its language, presenter mode's type and
+  folded sidebar. It is kept per page, language and presenter mode.
 
 It also logs one line per session built, for the operator.
 """
@@ -18,7 +19,7 @@ import logging
 import panel as pn
 from panel.io.resources import LOCAL_DIST
 
-from app.i18n import LANGUAGES, negotiate
+from app.session import Session
 
 log = logging.getLogger("lineare.host")
 if not log.handlers:                  # `panel serve` sets up Bokeh's loggers only: the same format here
@@ -29,18 +30,10 @@ if not log.handlers:                  # `panel serve` sets up Bokeh's loggers on
     log.propagate = False
 
 
-def language_of(request):
-    """The page language a request asks for: ?lang= if it names one, else its Accept-Language."""
-    asked = (request.arguments or {}).get("lang", [b""])[0]
-    asked = asked.decode("utf-8", "replace") if isinstance(asked, bytes) else str(asked)
-    if asked in LANGUAGES:
-        return asked
-    return negotiate(request.headers.get("Accept-Language", ""))
-
-
 def session_key(request):
-    """Which kept session renders the page of `request` (Panel's default key is the path alone)."""
-    return request.path, language_of(request)
+    """Which kept session renders the page of `request` (Panel's default key is the path alone): one per
+    page and frame (language, presenter mode), since a kept session's HTML carries its template."""
+    return (request.path, *Session.frame_of(request.arguments, request.headers.get("Accept-Language", "")))
 
 
 def local_stylesheets(session_context):

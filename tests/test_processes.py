@@ -92,8 +92,11 @@ def only(running, stopped):
     os.kill(running.pid, signal.SIGCONT)
 
 
-def test_a_page_from_one_process_opens_its_session_on_another(tmp_path):
-    log = tmp_path / "server.log"
+@pytest.fixture(scope="module")
+def two_processes(tmp_path_factory):
+    """`python -m app --num-procs 2` (what ./scripts/app serves with on two cores): its URL, its two server
+    processes and its log."""
+    log = tmp_path_factory.mktemp("processes") / "server.log"
     command = ("python -m app --num-procs 2 --port {port} --address 127.0.0.1 "
                "--allow-websocket-origin 127.0.0.1:{port} > " + str(log) + " 2>&1")
     with running_server(shell_command=command, processes=()) as url:
@@ -101,32 +104,68 @@ def test_a_page_from_one_process_opens_its_session_on_another(tmp_path):
         while len(processes := children(url)) < 2 and time.monotonic() < deadline:
             time.sleep(0.5)
         assert len(processes) == 2, "python -m app --num-procs 2 did not fork two servers"
-        first, second = processes
-        viewers = [Viewer(url, PAGE), Viewer(url, PAGE)]
         try:
-            only(first, second)
-            # the pages, from the first process: both from its kept session, the second the HTML written for
-            # the first with the second visitor's own token (app/building.py); Panel would have drawn new ids
-            # for the page's elements
-            pages = [urllib.request.urlopen(url + PAGE, timeout=60).read().decode() for _ in viewers]
-            tokens = [re.search(r'"token":\s*"([^"]+)"', page).group(1) for page in pages]
-            assert pages[0].replace(tokens[0], "T") == pages[1].replace(tokens[1], "T")
-            only(second, first)
-
-            async def connect_and_move(viewer, token):
-                await viewer.connect(token)                      # its websocket, on the second
-                await viewer.move_knob()
-                await viewer.close()
-            for viewer, token in zip(viewers, tokens):
-                asyncio.run(connect_and_move(viewer, token))
+            yield url, processes, log
         finally:
             for process in processes:
                 os.kill(process.pid, signal.SIGCONT)
-        assert tokens[0] != tokens[1]
-        for viewer in viewers:
-            assert viewer.opened is not None and len(viewer.knob_ms) == 1
-            assert not viewer.errors and not viewer.dropped
-            # a session built for a websocket points at the server's own copy of Panel's stylesheets, never a
-            # CDN (deploy/panel_setup.py): a classroom is often offline
-            assert viewer.stylesheets and not [url for url in viewer.stylesheets if "//" in url], viewer.stylesheets
-        assert "with 2 server processes" in Path(log).read_text()
+
+
+def test_a_page_from_one_process_opens_its_session_on_another(two_processes):
+    url, processes, log = two_processes
+    first, second = processes
+    viewers = [Viewer(url, PAGE), Viewer(url, PAGE)]
+    try:
+        only(first, second)
+        # the pages, from the first process: both from its kept session, the second the HTML written for
+        # the first with the second visitor's own token (app/building.py); Panel would have drawn new ids
+        # for the page's elements
+        pages = [urllib.request.urlopen(url + PAGE, timeout=60).read().decode() for _ in viewers]
+        tokens = [re.search(r'"token":\s*"([^"]+)"', page).group(1) for page in pages]
+        assert pages[0].replace(tokens[0], "T") == pages[1].replace(tokens[1], "T")
+        only(second, first)
+
+        async def connect_and_move(viewer, token):
+            await viewer.connect(token)                      # its websocket, on the second
+            await viewer.move_knob()
+            await viewer.close()
+        for viewer, token in zip(viewers, tokens):
+            asyncio.run(connect_and_move(viewer, token))
+    finally:
+        for process in processes:
+            os.kill(process.pid, signal.SIGCONT)
+    assert tokens[0] != tokens[1]
+    for viewer in viewers:
+        assert viewer.opened is not None and len(viewer.knob_ms) == 1
+        assert not viewer.errors and not viewer.dropped
+        # a session built for a websocket points at the server's own copy of Panel's stylesheets, never a
+        # CDN (deploy/panel_setup.py): a classroom is often offline
+        assert viewer.stylesheets and not [url for url in viewer.stylesheets if "//" in url], viewer.stylesheets
+    assert "with 2 server processes" in Path(log).read_text()
+
+
+PRESENTER_CSS = "--lineare-scale: 1.25"          # app/shell.py PRESENT_CSS, in the page's HTML
+
+
+def test_presenter_mode_is_part_of_the_kept_page_each_process_answers_from(two_processes):
+    """Each process renders a GET from a page it keeps (--reuse-sessions): presenter mode is in that page's
+    HTML (its type and folded sidebar), so a presenter's link and a plain one are never answered from the same
+    kept page — whichever of them a process was asked for first."""
+    url, processes, _log = two_processes
+
+    def presenter(path):
+        return PRESENTER_CSS in urllib.request.urlopen(url + path, timeout=60).read().decode()
+
+    try:
+        for running, stopped in (processes, processes[::-1]):
+            only(running, stopped)
+            assert presenter("/state?lang=it&present=1")
+            assert not presenter("/state?lang=it")
+            assert presenter("/state?lang=it&present=1&variant=gla")
+            assert not presenter("/memory-fails?lang=en")
+            assert presenter("/memory-fails?lang=en&present=true")
+            assert not presenter("/memory-fails?lang=en&present=0")
+            assert not presenter("/memory-fails")
+    finally:
+        for process in processes:
+            os.kill(process.pid, signal.SIGCONT)

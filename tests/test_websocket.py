@@ -6,6 +6,7 @@ must see exactly what it saw before the attack.
 """
 import asyncio
 import contextlib
+import json
 import re
 import sys
 import time
@@ -233,6 +234,56 @@ def test_an_unreadable_or_huge_message_closes_the_connection_with_one_short_line
     lines = server.lines_since(mark)
     assert lines and len(lines) <= 2 and all(len(line) < 300 for line in lines), lines
     assert not any("Traceback" in line for line in lines)
+
+
+def server_process(url):
+    """The process listening on `url`'s port (the one-process server of these tests)."""
+    import psutil
+
+    port = int(url.rsplit(":", 1)[1])
+    for process in psutil.process_iter():
+        with contextlib.suppress(psutil.Error):
+            if any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in process.net_connections("tcp")):
+                return process
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+@pytest.mark.parametrize("attack", ["announced buffers", "binary frame"])
+def test_a_message_announcing_binary_buffers_is_refused_before_anything_is_kept(server, attack):
+    """A header announcing a huge number of buffers was never complete, so no check ever saw it while Bokeh's
+    receiver kept every buffer sent after it (~1.9 MB through nginx grew a server by 1.5 GB). Refused and
+    closed at the header, one line in the log; the server's memory does not grow."""
+    process = server_process(server.url)
+    buffer = b"\0" * (200 * 1024)          # compresses to almost nothing on the wire (permessage-deflate)
+
+    async def scenario():
+        async with Wire.open(server.url, "/state") as wire:
+            await wire.pull()                                 # the session is built: what grows after is the attack
+            before.append(process.memory_info().rss)
+            header = {"msgid": "1", "msgtype": "PATCH-DOC", "num_buffers": 10 ** 9}
+            fragments = ([json.dumps(header), "{}", json.dumps({"events": []})] if attack == "announced buffers"
+                         else [buffer])
+            sent = 0
+            with contextlib.suppress(Exception):            # the server closes while we are still sending
+                await wire.send_raw(*fragments)
+                for index in range(400):                    # 80 MB of buffers, were they kept
+                    await wire.send_raw(json.dumps({"id": str(index)}), buffer)
+                    sent += 1
+            try:
+                answer = await wire.read(timeout=10)
+            except asyncio.TimeoutError:
+                answer = "no answer: the connection is still open"
+            return answer, wire.connection.close_code, sent
+
+    before = []
+    mark = server.mark()
+    answer, code, sent = server.run(scenario())
+    time.sleep(1)
+    grown = process.memory_info().rss - before[0]
+    lines = server.lines_since(mark)
+    assert grown < 20 * 2 ** 20, f"the server grew by {grown / 2 ** 20:.0f} MiB ({sent} buffers sent)"
+    assert answer is None and code == 1008, answer
+    assert len(lines) == 1 and "refused" in lines[0] and len(lines[0]) < 300, lines
 
 
 # ---------------------------------------------------------------------------------------------- shared arrays
