@@ -16,16 +16,16 @@ build: so it serves from one process per core by default (Tornado forks them aft
 the kernel hands each connection to one of them), each with cores ÷ processes PyTorch threads, and
 says at start how many. `--one-process` (or `--num-procs 1`) serves from one, as before.
 
-Pages are built on a thread of their own (app/building.py), so that one visitor opening a page does
+Pages are built on a thread of their own (app/server/building.py), so that one visitor opening a page does
 not stop every other session of the process; --build-on-loop builds them as plain Panel does. On
 Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessions close
-(app/memory.py), so that its memory comes back after a crowd has left.
+(app/server/memory.py), so that its memory comes back after a crowd has left.
 
-Session ids are signed (app/security.py): with several server processes behind one proxy, give them
+Session ids are signed (app/server/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
 different processes. A bokeh.client load test needs the key too: BOKEH_SECRET_KEY=… and
 BOKEH_SIGN_SESSIONS=true in its environment. What a visitor's websocket may change is an allow-list
-(app/websocket.py): widget values within the widget's bounds, our components' own state and Bokeh's
+(app/server/websocket.py): widget values within the widget's bounds, our components' own state and Bokeh's
 events; anything else is refused in one log line.
 """
 import argparse
@@ -35,14 +35,15 @@ import socket
 import sys
 from pathlib import Path
 
-from app import building, data_path
+from app import data_path
+from app.server import building
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
-SETUP = Path(__file__).resolve().parents[1] / "deploy" / "panel_setup.py"
+SETUP = Path(__file__).resolve().parent / "server" / "panel_setup.py"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
-MAX_WEBSOCKET_MESSAGE = 256 * 1024    # a browser sends messages well under 1 KB (app/websocket.py); Tornado: 10 MB
+MAX_WEBSOCKET_MESSAGE = 256 * 1024    # our pages send under 1 KB a message (app/server/websocket.py); Tornado: 10 MB
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
@@ -82,7 +83,7 @@ def shared_session_args(extra=()):
     GET and its websocket often reach different processes. They sign session ids with the same key
     (set before the fork), so any process accepts any page's websocket; with --reuse-sessions a GET
     renders a page kept per page and language, and the visitor's session is built once, where its
-    websocket lands (deploy/panel_setup.py, as the hosted mode does), not also where the GET landed."""
+    websocket lands (app/server/panel_setup.py, as the hosted mode does), not also where the GET landed."""
     argv = [] if "--reuse-sessions" in extra else ["--reuse-sessions"]
     return argv + ([] if "--setup" in extra else ["--setup", str(SETUP)])
 
@@ -172,10 +173,10 @@ def main(argv=None):
         return 1
     if command_line and sys.platform.startswith("linux") and "PYTHONMALLOC" not in os.environ:
         # Python's small objects on the C allocator, so that memory comes back after visitors leave
-        # (app/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
+        # (app/server/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app import memory, security, websocket
+    from app.server import memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)

@@ -1,7 +1,7 @@
 """Caches kept for the whole process, whose results every session reads: their arrays are read-only.
 
 A cached curve handed to a picture is the same NumPy array in every session that shows it; were one
-session's code (or a client's change that got through, see app/websocket.py) to write into it, every
+session's code (or a client's change that got through, see app/server/websocket.py) to write into it, every
 later visitor would see the change. `shared_cache(maxsize)` is `functools.lru_cache` whose results have
 every NumPy array in them (in tuples, lists, dicts, dataclasses) made read-only: writing raises.
 """

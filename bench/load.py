@@ -681,7 +681,7 @@ def parse_args(argv):
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
     parser.add_argument("--settle", type=float, default=None,
                         help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 "
-                             "checks + the interval of app/memory.py's trims)")
+                             "checks + the interval of app/server/memory.py's trims)")
     parser.add_argument("--before", type=float, default=15.0, help="heavy: seconds of knob moves before the heavy page")
     parser.add_argument("--after", type=float, default=3.0, help="heavy: seconds of knob moves after it opened")
     parser.add_argument("--workers", type=int, default=2, help="servers of the hosted mode it starts")
@@ -698,7 +698,7 @@ def parse_args(argv):
         {"crowd": 60.0, "heavy": 20.0, "churn": 0.0, "burst": 10.0}[args.mode]
     args.think = args.think or ((2.5, 3.5) if args.mode == "burst" else (2.0, 6.0))
     if args.settle is None:
-        from app.memory import TRIM_INTERVAL_S
+        from app.server.memory import TRIM_INTERVAL_S
         from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
         args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000 + TRIM_INTERVAL_S
     if args.mode != "crowd":

@@ -6,7 +6,7 @@
 CPU time, never wall time: the machine these numbers come from is shared, and a busy neighbour
 stretches the wall clock but not the CPU a page costs (it still varies a little: caches are shared).
 
-In-process (default): each page is built as `python -m app` builds it (app/building.py's walks put
+In-process (default): each page is built as `python -m app` builds it (app/server/building.py's walks put
 off, no document validation), on a fresh Document with the page's URL, then written as the browser
 asks for it: the GET's HTML (Panel's `server_html_page_for_session`) and the PULL-DOC reply (the
 Document's JSON). The first build of each page warms the per-process caches (runs, checkpoints,
@@ -200,7 +200,7 @@ def build_once(route, query, language, phases=None, timed=True):
 
 def as_served():
     """The server's own settings and patches (app/serve.py), those that change what a build costs."""
-    from app import building
+    from app.server import building
     from app.serve import bokeh_checks_off
     bokeh_checks_off()
     building.cheaper_builds()

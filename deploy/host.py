@@ -12,7 +12,7 @@ is started again, and nginx sends it nobody until it answers and is primed.
 Each server gets, besides `python -m app`'s own flags (idle sessions closed after a minute,
 websocket compression):
   --reuse-sessions  a GET renders a kept page; the visitor's session is built when its websocket
-                    connects (deploy/panel_setup.py), so a bare GET, a probe or a link preview
+                    connects (app/server/panel_setup.py), so a bare GET, a probe or a link preview
                     builds nothing, and any server can take the websocket;
   --warm            (unless --no-warm) every page built once at start, so the first visitor does
                     not pay for the imports and caches; then every page is rendered once per
@@ -40,7 +40,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.serve import port_problem
+from app.server.security import HEADERS_FILE
+from app.serve import SETUP, port_problem
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -121,7 +122,7 @@ def server_command(args, port):
     if not args.no_warm:
         command.append("--warm")
     command += ["--", "--reuse-sessions", "--liveness", "--use-xheaders",
-                "--setup", str(DEPLOY / "panel_setup.py")]     # python -m app caps websocket messages
+                "--setup", str(SETUP)]     # python -m app caps websocket messages
     if args.threads:
         command += ["--num-threads", str(args.threads)]
     if args.admin:
@@ -143,7 +144,7 @@ def nginx_user_line():
 
 def nginx_conf(args, server_ports, run_dir, down=()):
     fields = {
-        "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "USER": nginx_user_line(),
+        "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "HEADERS": str(HEADERS_FILE), "USER": nginx_user_line(),
         "LISTEN": f"{args.address}:{args.port}", "STATUS_PORT": str(args.status_port),
         "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s{' down' if p in down else ''};"
                              for p in server_ports),

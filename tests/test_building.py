@@ -1,4 +1,4 @@
-"""app/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
+"""app/server/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
 over a document's models put off to the end of a build or a knob's callbacks."""
 import contextlib
 import re
@@ -9,8 +9,8 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import Div
 
-from app import building
-from app.building import PerThread, walks_put_off, write_kept_pages_once
+from app.server import building
+from app.server.building import PerThread, walks_put_off, write_kept_pages_once
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -96,7 +96,7 @@ def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(
     from bokeh.protocol import Protocol
     from bokeh.server.session import ServerSession
 
-    from app.building import write_pulls_off_loop
+    from app.server.building import write_pulls_off_loop
 
     monkeypatch.setattr(ServerSession, "_handle_pull", ServerSession._handle_pull)      # put back afterwards
     write_pulls_off_loop()
@@ -167,7 +167,7 @@ def page(theme=None):
 
 theme = Theme(json={"attrs": {"Title": {"text_font_size": "31px"}, "Plot": {"min_border": 7}}})
 bokehs = [page()[1], page(theme)[1]]
-from app.building import cache_stable_defaults
+from app.server.building import cache_stable_defaults
 cache_stable_defaults()
 ours = [page()[1], page()[1], page(theme)[1], page()[1]]
 assert ours[0] == ours[1] == ours[3] == bokehs[0], "the same document, whatever was read before"
@@ -202,7 +202,7 @@ TUPLES_CHECKED_ONCE = """
 import pytest
 from bokeh.models import Div, LinearColorMapper
 from bokeh.palettes import RdBu11, interp_palette
-from app.building import check_tuples_once
+from app.server.building import check_tuples_once
 
 palette = interp_palette(RdBu11, 255)
 def attempts():
@@ -219,7 +219,7 @@ check_tuples_once()
 ours = [attempts(), attempts()]
 assert ours[0] == ours[1] == bokehs and ours[1][0] == tuple(palette)
 
-import app.building as building
+import app.server.building as building
 building.MAX_CHECKED_TUPLES = 3                    # past the bound: still checked, no longer kept
 margins = [Div(margin=(i, i)).margin for i in range(10)]
 assert margins == [(i, i) for i in range(10)]
@@ -305,7 +305,7 @@ pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "i
 panels = [document_json(*page) for page in pages]
 again = [document_json(*page) for page in pages]
 assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
-from app import building
+from app.server import building
 building.cheaper_builds()
 for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
     at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))

@@ -24,7 +24,8 @@ def parsed(monkeypatch, *argv):
     server's patches in this process (its environment comes back as it was)."""
     import panel.command
 
-    from app import building, i18n, memory, security
+    from app import i18n
+    from app.server import building, memory, security
     captured = {}
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
     for module, name in ((security, "install"), (memory, "install"), (building, "install"),
@@ -49,7 +50,7 @@ def test_one_process_per_core_by_default_sharing_sessions(monkeypatch, capsys):
     argv = parsed(monkeypatch)
     assert option(argv, "--num-procs") == "4"
     # a GET renders a kept page; the visitor's session is built where its websocket lands
-    assert "--reuse-sessions" in argv and option(argv, "--setup").endswith("deploy/panel_setup.py")
+    assert "--reuse-sessions" in argv and option(argv, "--setup").endswith("app/server/panel_setup.py")
     assert os.environ["OMP_NUM_THREADS"] == "1"                 # the cores shared among the processes
     # Bokeh's checks that only cost a page's build are off in the server (the tests keep them)
     assert os.environ["BOKEH_VALIDATE_DOC"] == os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"
@@ -118,7 +119,7 @@ def test_a_page_from_one_process_opens_its_session_on_another(two_processes):
     try:
         only(first, second)
         # the pages, from the first process: both from its kept session, the second the HTML written for
-        # the first with the second visitor's own token (app/building.py); Panel would have drawn new ids
+        # the first with the second visitor's own token (app/server/building.py); Panel would have drawn new ids
         # for the page's elements
         pages = [urllib.request.urlopen(url + PAGE, timeout=60).read().decode() for _ in viewers]
         tokens = [re.search(r'"token":\s*"([^"]+)"', page).group(1) for page in pages]
@@ -139,7 +140,7 @@ def test_a_page_from_one_process_opens_its_session_on_another(two_processes):
         assert viewer.opened is not None and len(viewer.knob_ms) == 1
         assert not viewer.errors and not viewer.dropped
         # a session built for a websocket points at the server's own copy of Panel's stylesheets, never a
-        # CDN (deploy/panel_setup.py): a classroom is often offline
+        # CDN (app/server/panel_setup.py): a classroom is often offline
         assert viewer.stylesheets and not [url for url in viewer.stylesheets if "//" in url], viewer.stylesheets
     assert "with 2 server processes" in Path(log).read_text()
 

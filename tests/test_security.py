@@ -18,7 +18,7 @@ from bokeh.util.token import generate_jwt_token, get_session_id
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
-from app import security
+from app.server import security
 from app.devtools import running_server
 from bench.hostile import VALUES, measure, page_keys
 
@@ -146,7 +146,7 @@ def test_hostile_url_values_on_every_page_give_a_page_not_an_error(server, kind)
 
 
 def test_a_page_being_built_leaves_the_server_answering(server):
-    """Pages are built on a thread (app/building.py): meanwhile the event loop answers everyone else.
+    """Pages are built on a thread (app/server/building.py): meanwhile the event loop answers everyone else.
     Built on the loop, as plain Panel does, not one of these small requests would be answered."""
     assert server.get("/memory-fails")[0] == 200                  # imports and first caches out of the way
     heavy = {}
@@ -165,12 +165,12 @@ def test_a_page_being_built_leaves_the_server_answering(server):
 
 def test_memory_comes_back_after_hostile_loads():
     """40 hostile page loads, their sessions discarded (after 3 s here, 60 s by default): the server's
-    RSS is back within 15 % of its RSS after one visit of each page (app/memory.py). On Python's own
+    RSS is back within 15 % of its RSS after one visit of each page (app/server/memory.py). On Python's own
     allocator it stayed ~30 % above (bench/hostile.py, 120 loads: 432 → 556 MiB). Each wait outlasts the
     trims' interval: sessions discarded during the loads had one trim, those discarded after them get the
     next one at most TRIM_INTERVAL_S later (waiting 12 s, RSS was measured before it half the time: 1.14–1.19;
     waiting 30 s: 1.01–1.05)."""
-    from app.memory import TRIM_DELAY_S, TRIM_INTERVAL_S
+    from app.server.memory import TRIM_DELAY_S, TRIM_INTERVAL_S
 
     report = measure(loads=40, settle=TRIM_INTERVAL_S + TRIM_DELAY_S + 5.0,     # 5 s: lifetime 3 s, checks 1 s
                      panel_args=["--unused-session-lifetime", "3000", "--check-unused-sessions", "1000"])

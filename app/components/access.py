@@ -372,7 +372,7 @@ def replacements(language):
     # inside a <script>: JSON, with "<" escaped so no text can close the script
     words = json.dumps({"up": _("Increase"), "down": _("Decrease")})
     words = words.replace("<", "\\u003c")
-    from app.building import busy_script
+    from app.server.building import busy_script
     from app.i18n import browser_locale
     picture_words = json.dumps({
         "locale": browser_locale(language), "picture": _("Picture"), "close": _("Close"), "row": _("row"),

@@ -34,7 +34,7 @@ class Near(JSComponent):
     heights = param.List(default=[[0, 400]], doc="[[column width, height], …] by width: the block's height at "
                          "its own width is read between them (the first's below, the last's above)")
 
-    BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/websocket.py)
+    BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/server/websocket.py)
 
     _esm = """
     export function render({ model, el }) {

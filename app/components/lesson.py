@@ -57,7 +57,7 @@ class LessonCard(JSComponent):
     observe = param.String(default="", doc="what happened (HTML)")
     words = param.Dict(default={}, doc="right, wrong, previous, next, stale, back, and their links")
     chosen = param.Integer(default=-1, doc="the prediction chosen in the browser (−1: none yet)")
-    BROWSER_WRITES = ("chosen",)                  # what the server accepts from the browser (app/websocket.py)
+    BROWSER_WRITES = ("chosen",)                  # what the server accepts from the browser (app/server/websocket.py)
     stale = param.Boolean(default=False, doc="the page's settings have left the card's")
     look = param.Boolean(default=False, doc="the page marked what the card asks about (class lesson-look)")
     present = param.Boolean(default=False, doc="presenter mode: the card brings the page's main picture under it")

@@ -491,7 +491,7 @@ class RowsPicture(HeatMap):
 # Run in the browser by the page's tidy pass (app/components/access.py), every second and on a resize:
 # - a title or an axis name longer than its picture (a phone's narrow column, a long Italian title) is wrapped
 #   onto more lines, at spaces. Only in the browser: the changes are never sent (`sync: false`; the server
-#   refuses a browser's changes to its models, app/websocket.py), and the server's own text is kept to wrap
+#   refuses a browser's changes to its models, app/server/websocket.py), and the server's own text is kept to wrap
 #   again when the picture's width changes. The figure then lays itself out again (a taller title pushes the
 #   plot down instead of covering it: the player's quick check of a figure's layout counts only whether a
 #   title is there, app/components/player.py);

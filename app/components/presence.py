@@ -1,6 +1,6 @@
 """A page's sign of life: while the page is visible in its tab, the browser tells the server once a
 minute. A connection the server hears nothing from for `--idle-minutes` (a tab left in the
-background, a script holding a place) is closed (app/websocket.py); a class listening to its teacher
+background, a script holding a place) is closed (app/server/websocket.py); a class listening to its teacher
 keeps its pages, since they stay visible."""
 import param
 from panel.custom import JSComponent
@@ -11,7 +11,7 @@ BEAT_MS = 60_000
 class Presence(JSComponent):
     seen = param.Integer(default=0, doc="counts the minutes the page was seen visible")
 
-    BROWSER_WRITES = ("seen",)                       # what the server accepts from the browser (app/websocket.py)
+    BROWSER_WRITES = ("seen",)                # what the server accepts from the browser (app/server/websocket.py)
 
     _esm = """
     export function render({ model }) {

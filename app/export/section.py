@@ -51,7 +51,7 @@ class FrameProbe(JSComponent):
     frame = param.Integer(default=-1, doc="the frame shown when the download was pressed (−1: unknown)")
     speed = param.Number(default=0.0, doc="the player's speed then (0: unknown)")
 
-    BROWSER_WRITES = ("frame", "speed")           # what the server accepts from the browser (app/websocket.py)
+    BROWSER_WRITES = ("frame", "speed")           # what the server accepts from the browser (app/server/websocket.py)
 
     _esm = """
     export function render({ model }) {

@@ -35,7 +35,7 @@ def hosted(chromium, tmp_path_factory):
 
 
 def sessions_built(running):
-    """How many sessions the servers have built so far (deploy/panel_setup.py logs one line each)."""
+    """How many sessions the servers have built so far (app/server/panel_setup.py logs one line each)."""
     return sum((running.run_dir / f"server-{port}.log").read_text().count("session built for")
                for port in running.servers)
 

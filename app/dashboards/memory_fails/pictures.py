@@ -174,7 +174,7 @@ class TrainedPicture:
                        line_width=3)
         self.example, self.chosen, self.rows, self.across, self.models = None, None, 1, None, 0
         self._fit_coming = False
-        # the browser says how wide it draws the grid (app/websocket.py lets it): a square narrower than a
+        # the browser says how wide it draws the grid (app/server/websocket.py lets it): a square narrower than a
         # fingertip's target wraps the queries into rows
         for size in ("inner_width", "outer_width", "inner_height", "outer_height"):
             self.grid.on_change(size, lambda _attr, _old, _new: self.fit_soon())
@@ -384,7 +384,7 @@ class AccuracyMap:
                          fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
         self.texts = self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center",
                                       text_baseline="middle", text_color="ink", text_font_size="11pt")
-        # the browser says how wide it draws the map (app/websocket.py lets it): the numbers are fitted to it
+        # the browser says how wide it draws the map (app/server/websocket.py lets it): the numbers are fitted to it
         self.figure.on_change("inner_width", lambda _attr, _old, _new: self.fit_numbers())
         self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
         self.chosen = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": []})

@@ -17,7 +17,7 @@
   never handed to a visitor: Panel gives the visitor who made it its own token, so that visitor's
   messages would change the page every later visitor gets. The kept session is made first, and the
   visitor gets a new session like everyone after.
-- Every answer carries the hosted mode's security headers (deploy/security-headers.conf: the
+- Every answer carries the hosted mode's security headers (security-headers.conf beside this module: the
   Content-Security-Policy and the others), on `python -m app` too.
 
 `install()` patches Bokeh's handlers, Tornado's default headers and the logging record factory; plain
@@ -32,7 +32,7 @@ from pathlib import Path
 
 log = logging.getLogger("lineare")
 KEY_BYTES = 48                                   # Bokeh asks for at least 32 characters
-HEADERS_FILE = Path(__file__).resolve().parents[1] / "deploy" / "security-headers.conf"
+HEADERS_FILE = Path(__file__).resolve().parent / "security-headers.conf"
 CLIENT_ARGUMENTS = ("bokeh-token", "bokeh-session-id")      # the only bokeh-* arguments a request keeps
 CLOSED = ("WebSocketClosedError", "StreamClosedError", "ConnectionResetError", "BrokenPipeError")
 

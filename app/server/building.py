@@ -542,7 +542,7 @@ def cheaper_builds():
 
 def write_kept_pages_once():
     """Patch Panel's page writer (for every server): with --reuse-sessions every GET of a page is written
-    from the one session Panel keeps for that page and language (app/security.py), and the HTML is the same
+    from the one session Panel keeps for that page and language (app/server/security.py), and the HTML is the same
     each time but for the visitor's own token. It is written once per kept session, title, template and
     template variables, with a stand-in for the token, and the token put in at each GET. Writing it walked the
     kept document's models twice (their stylesheets, the scripts they need): the state page's GET took 31–33 ms
@@ -629,7 +629,7 @@ def install():
 
 
 def skip_gone_and_cap():
-    """Patch Bokeh's WSHandler (app/websocket.py patches its on_message and on_pong; these are its
+    """Patch Bokeh's WSHandler (app/server/websocket.py patches its on_message and on_pong; these are its
     _async_open and on_close): a websocket that closes marks itself gone, so that its build waiting on
     BUILDER is skipped; one that would make a new session past MAX_WAITING builds is closed at once."""
     from bokeh.server.views.ws import WSHandler
