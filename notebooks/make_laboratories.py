@@ -92,8 +92,8 @@ machine."""),
     ("md", r"""## I record del motore con HoloViews · The engine's records with HoloViews
 
 **IT** `engine.stepping.run` passa i token uno alla volta e restituisce un record per token. Qui la
-delta rule con gate su 12 token: lo stato $S_t$ di ogni testa come `hv.HoloMap` di immagini (il cursore
-sceglie il token e la testa), poi i gate e l'errore che la delta rule corregge, token per token.
+regola delta con gate su 12 token: lo stato $S_t$ di ogni testa come `hv.HoloMap` di immagini (il cursore
+sceglie il token e la testa), poi i gate e l'errore che la regola delta corregge, token per token.
 
 **EN** `engine.stepping.run` feeds the tokens one at a time and returns one record per token. Here the
 gated delta rule on 12 tokens: every head's state $S_t$ as an `hv.HoloMap` of images (the slider picks
@@ -117,7 +117,7 @@ states"""),
     ("md", r"""## Gli esperimenti di capacità · The capacity experiments
 
 **IT** La stessa misura di `lineare capacity`: l'errore di richiamo contro $N$, poi la quota di risposte
-giuste su $(d_k, N)$ e, per la delta rule con gate, su $(\alpha, \beta)$.
+giuste su $(d_k, N)$ e, per la regola delta con gate, su $(\alpha, \beta)$.
 
 **EN** The same measurement as `lineare capacity`: the recall error against $N$, then the share of right
 answers over $(d_k, N)$ and, for the gated delta rule, over $(\alpha, \beta)$."""),

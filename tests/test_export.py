@@ -15,6 +15,7 @@ from PIL import Image, ImageColor
 
 from app.components.plots import PALETTE, nice_limit, quantize
 from app.dashboards.state_fills_up.model import head_frame
+from app.dashboards.state_fills_up.texts import said
 from app.dashboards.two_bills.model import rolling_median
 from app.export import ExportRefused, Limits, make_file, open_page
 from app.export.__main__ import main
@@ -144,7 +145,7 @@ def test_the_csv_of_the_state_holds_every_picture_at_every_step(state):
     assert steps.token.tolist() == [token.text for token in result.tokens]
     asked = [i for i, token in enumerate(result.tokens) if token.kind == "ask"]
     assert all(steps.result[i] in ("ok", "bad") for i in asked)
-    assert [steps.answer[i].split()[0] for i in asked] == [result.answers[i][0] for i in asked]
+    assert [steps.answer[i].split(" ✓")[0].split(" ✗")[0] for i in asked] == [said(result.answers[i]) for i in asked]
 
 
 def test_the_lesson_is_one_file_with_every_frame_and_nothing_to_fetch(state):
