@@ -122,7 +122,7 @@ def test_the_two_bills_picture_has_the_work_bill_counted_as_the_page_counts_it(b
     softmax, state = multiply_adds(run.held, run.heads, run.dim, run.dim)
     assert np.array_equal(lines["softmax"].x, run.held[:t + 1])
     assert np.allclose(lines["softmax"].y * 1e3, softmax[:t + 1])            # in thousands: 2 d per token held
-    assert np.allclose(lines["state (Linear attention)"].y * 1e3, state)
+    assert np.allclose(lines["state (linear attention)"].y * 1e3, state)
     crossing = work_crossing(run.dim, run.dim)
     assert np.array_equal(lines[f"from token {crossing} softmax does more per token"].x, [crossing] * 2)
     so_far = [line for line in scene.caption if line.startswith("So far")]

@@ -224,13 +224,13 @@ def test_the_page_draws_both_stores():
         view.__panel__().get_root(Document())              # every picture renders
         statuses = view.generation.status.frames                     # one per generated token
         assert len(statuses) == 16 and all("KV cache (softmax)" in text for text in statuses)
-        assert "Linear attention" in view.generation.setup.object
+        assert "against linear attention:" in view.generation.setup.object     # a name inside a sentence
         memory = view.calculator.chart.picture
         assert memory.sources["cache"].data["y"][-1] == pytest.approx(
             2 * 32 * 8 * 128 * 131_072 * 2 / 1e9)              # 131,072 tokens of Llama-3.1-8B (bf16): in GB
         assert memory.figure.yaxis[0].axis_label == "memory (GB)"
         history = view.generation.history.picture
-        assert history.items["state"].label.value == "state (Linear attention)"
+        assert history.items["state"].label.value == "state (linear attention)"
         assert len(history.sources["state"].data["x"]) == 1
 
 
@@ -332,7 +332,8 @@ def test_the_calculator_marks_what_lies_past_a_models_context():
             assert ('class="limit"' in view.results.object) == (n > own.context), (n, key)
     with language("en"):
         window = CalculatorView(store=CalculatorStore(preset="mistral_7b", context=8192), session=Session())
-    assert "sliding window" in window.results.object and "keeps only the last 4,096" in window.table.object
+    assert "sliding window" in window.results.object and "keeps the last 4,096" in window.results.object
+    assert "past its window of 4,096 tokens" in window.table.object
 
 
 def test_a_softmax_model_of_mamba2s_shape_shares_its_keys():

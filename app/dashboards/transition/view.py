@@ -278,8 +278,8 @@ class TransitionView(DashboardView):
             names = " · ".join(label(v) for v in exact)
             text = html.escape(_("The knobs are on: {model}")).format(model=f"<b>{html.escape(names)}</b>")
             if close:
-                text += " " + html.escape(_("(close to: {model})")).format(
-                    model=html.escape(" · ".join(label(v) for v in close)))
+                text += " " + html.escape(_("(close to: {model})")).format(           # short: no parentheses inside
+                    model=html.escape(" · ".join(_(REGISTRY[v].short) for v in close)))
         elif between:
             words = html.escape(_("Between two models: {first} and {second}"))
             text = '<span class="between">%s</span>' % words.format(

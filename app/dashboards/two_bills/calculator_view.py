@@ -193,8 +193,7 @@ class CalculatorView(pn.viewable.Viewer):
 def past_context_mark(model):
     """Under a row's amount, when the context is longer than the model reads."""
     if model.window:
-        return _("past its window of {tokens} tokens: it keeps only the last {tokens}").format(
-            tokens=format_number(model.context))
+        return _("past its window of {tokens} tokens").format(tokens=format_number(model.context))
     return _("past its context of {tokens} tokens").format(tokens=format_number(model.context))
 
 
@@ -202,9 +201,9 @@ def past_context_line(model):
     """Above the bills, when the context is longer than the preset reads."""
     if model.window:
         return _("{model} looks back only {tokens} tokens (a sliding window): at this length it keeps the last "
-                 "{tokens}, and the bills below are those of its shape without the window.").format(
+                 "{tokens}, and these bills are those of its shape without the window.").format(
             model=model.name, tokens=format_number(model.context))
-    return _("{model} was made to read up to {tokens} tokens: at this length the bills below are the formula's "
+    return _("{model} was made to read up to {tokens} tokens: at this length these bills are the formula's "
              "numbers for its shape, not something the model can use.").format(
         model=model.name, tokens=format_number(model.context))
 

@@ -33,7 +33,7 @@ th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7eb; 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td:first-child { white-space: nowrap; }                   /* a model's name on one line: Llama-2-7B */
 tr.current { background: #fff3c4; }
-td.num .past { display: block; white-space: normal; color: #8d5a00; }   /* the row is past the model's context */
+td.num .past { display: block; white-space: normal; min-width: 7em; color: #8d5a00; }   /* past the model's context */
 .source { color: #616e7c; font-size: var(--body); }
 """
 
