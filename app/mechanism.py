@@ -162,7 +162,8 @@ def decode(scores, candidates, dtype):
     candidate, unless another scores the same up to rounding (engine.capacity.rounding_tie, in the `dtype`
     the read-out was computed in): then no value, and the tied candidates, in order."""
     best = int(np.argmax(scores))
-    tied = tuple(c for c, s in zip(candidates, scores) if bool(rounding_tie(scores[best], s, dtype)))
+    level = rounding_tie(np.full(len(scores), scores[best]), np.asarray(scores), dtype).numpy()     # [C]
+    tied = tuple(c for c, same in zip(candidates, level) if same)
     if len(tied) > 1:
         return None, float(scores[best]), tied
     return candidates[best], float(scores[best]), ()
