@@ -89,8 +89,8 @@ def test_exactly_on_is_the_registrys_knob_and_close_its_nearest():
 
     for lang, on, near, skip in (("en", "The knobs are on: GLA (close to: RWKV-6)", "close to RWKV-6, not on it",
                                   "(D x_t)"),
-                                 ("it", "Le manopole sono su: GLA (vicine a: RWKV-6)", "vicine a RWKV-6, ma non su di esso",
-                                  "(D x_t)")):
+                                 ("it", "Le manopole sono su: GLA (vicine a: RWKV-6)",
+                                  "vicine a RWKV-6, ma non su di esso", "(D x_t)")):
         said = lamp({"gate": "channel", "alpha": "0.9", "beta": "0", "lang": lang})
         assert on in said and near in said, said
         with language(lang):
