@@ -2,7 +2,6 @@
 and more names than columns. Answers are read off the page's run (state_fills_up.model)."""
 from app.cards import Card, percent
 from app.i18n import N_, _
-from app.variants import REGISTRY
 
 
 def _asked(store, name):
@@ -30,6 +29,7 @@ def _changed_text(store):
         return _("A tie: Anna's column holds 21 and 99 added together, and the read-out matches each of them "
                  "at {percent}%, exactly as much. Adding cannot prefer the newer number, so there is no answer, "
                  "and a tie counts as wrong.").format(percent=percent(answer.similarity))
+    from app.variants import REGISTRY
     if REGISTRY[store.result.variant].corrects:
         return _("It answers {answer} with a match of {percent}%: at Anna:99 the correction first took 21 out of "
                  "Anna's column.").format(answer=answer.value, percent=percent(answer.similarity))
