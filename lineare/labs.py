@@ -12,6 +12,7 @@ page's link parameters (the keys after ? in its address, `labs.parameters("state
 the page checks its link: a bad value is a ValueError that says why. `lang` is "en" or "it", `level`
 "elementare" (plain words) or "superiore" (formulas and paper names).
 """
+import contextlib
 import importlib
 import numbers
 import pathlib
@@ -19,6 +20,7 @@ import pathlib
 import panel as pn
 import param
 from panel.io.document import create_doc_if_none_exists
+from panel.io.state import set_curdoc
 
 from app.dashboards import BY_SLUG
 from app.i18n import language, set_language
@@ -31,12 +33,25 @@ pn.config.inline = True
 
 class Lab(pn.Row):
     """A laboratory's knobs and view, rendered in its language (kept for the knobs' later callbacks).
-    `lab.view.store` holds its settings and numbers: `lab.view.store.variant = "gla"` moves a knob;
+    `lab.set(variant="gla")` moves a knob from the kernel, `lab.view.store` holds its settings and numbers,
     `lab.export("run.gif")` saves what it shows as a file."""
 
     def __init__(self, controls, view, *, slug, lang="en", **params):
         super().__init__(controls, view, **params)
         self.view, self.slug, self.lang = view, slug, lang      # the view: its store and session, to read or set
+        self._shown_in = None                                    # the Bokeh document of the cell showing it
+
+    def set(self, **settings):
+        """Move knobs from the kernel, as the page's controls do: `lab.set(variant="gla", heads=2)`. The
+        settings and their checks are the laboratory's own (`labs.parameters`); its texts keep its language."""
+        store = self.view.store
+        values = _checked(type(store), settings, f"{self.slug.replace('-', '_')}.set()")
+        # as Panel applies a change from the browser: in the cell's document (the panes the change makes belong
+        # to it) and in the laboratory's language
+        with set_curdoc(self._shown_in) if self._shown_in is not None else contextlib.nullcontext():
+            with language(self.lang):
+                store.param.update(**values)
+        return self
 
     def export(self, path, *, size=None, fps=None, t=None, table=None):
         """Save the laboratory's current run as `path`, whose suffix says what: .gif, .mp4, .zip (every frame as
@@ -69,6 +84,7 @@ class Lab(pn.Row):
     def get_root(self, doc=None, comm=None, preprocess=True):
         doc = create_doc_if_none_exists(doc)
         set_language(self.lang, doc)                     # what _() reads when a knob moves in the browser
+        self._shown_in = doc
         with language(self.lang):
             return super().get_root(doc, comm, preprocess)
 
@@ -89,25 +105,31 @@ def lab(slug, *, lang="en", level="elementare", **settings):
     if slug not in BY_SLUG or BY_SLUG[slug].build is None:
         raise ValueError(f"no laboratory {slug!r}: choose one of {', '.join(s for s, d in BY_SLUG.items() if d.build)}")
     View = _view(slug)
-    call = f"labs.{slug.replace('-', '_')}()"
-    by_key = {key: name for name, key in View.Store.URL.items()}           # the link's keys are taken too
-    args = {}
-    for given, value in settings.items():
-        name = given if given in View.Store.URL else by_key.get(given)
-        if name is None:
-            raise TypeError(f"{call} got an unexpected keyword argument {given!r}; its settings are "
-                            f"{', '.join(View.Store.URL)}")
-        _check(View.Store.param[name], name, value, call)
-        args[View.Store.URL[name]] = [_link_value(value).encode("utf-8")]
+    values = _checked(View.Store, settings, f"labs.{slug.replace('-', '_')}()")
+    args = {View.Store.URL[name]: [_link_value(value).encode("utf-8")] for name, value in values.items()}
     session = Session(language=lang, level=level, notebook=True)        # param checks both: a ValueError if unknown
     with language(lang):
         store = View.open_store(session, args)
         if session.notices:                          # settings that do not go together (N above what d_k allows)
-            raise ValueError(f"{call}: these settings do not go together: "
+            raise ValueError(f"labs.{slug.replace('-', '_')}(): these settings do not go together: "
                              + " ".join(message for _source, message in session.notices))
         view = View(store=store, session=session)
         controls = pn.Column(*view.controls(), width=320, margin=(0, 12, 0, 0))
         return Lab(controls, view, slug=slug, lang=lang, sizing_mode="stretch_width")    # runs the view's __panel__
+
+
+def _checked(Store, settings, call):
+    """{parameter name: value} of settings given by Python name or link key, each checked (`_check`)."""
+    by_key = {key: name for name, key in Store.URL.items()}
+    values = {}
+    for given, value in settings.items():
+        name = given if given in Store.URL else by_key.get(given)
+        if name is None:
+            raise TypeError(f"{call} got an unexpected keyword argument {given!r}; its settings are "
+                            f"{', '.join(Store.URL)}")
+        _check(Store.param[name], name, value, call)
+        values[name] = value
+    return values
 
 
 def _refuse(message):
