@@ -19,7 +19,9 @@ import pathlib
 
 import panel as pn
 import param
+from bokeh.models import UIElement
 from panel.io.document import create_doc_if_none_exists
+from panel.io.notebook import patch_inline_stylesheets
 from panel.io.state import set_curdoc
 
 from app.dashboards import BY_SLUG
@@ -85,8 +87,14 @@ class Lab(pn.Row):
         doc = create_doc_if_none_exists(doc)
         set_language(self.lang, doc)                     # what _() reads when a knob moves in the browser
         self._shown_in = doc
-        with language(self.lang):
-            return super().get_root(doc, comm, preprocess)
+        # one walk of the model graph at the end, not one per model (Panel walks it again for each stylesheet
+        # it inlines below: 5 of a lab's 8-9 s in a notebook)
+        with language(self.lang), doc.models.freeze():
+            root = super().get_root(doc, comm, preprocess)
+            if comm is not None and pn.config.inline:        # a notebook cell: the stylesheets go with it
+                for model in root.select({"type": UIElement}):
+                    patch_inline_stylesheets(model)
+        return root
 
 
 def _view(slug):
