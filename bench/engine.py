@@ -1,4 +1,5 @@
-"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine (float32, CPU).
+"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine
+(float32, CPU).
 
 1. wall time of the parallel, chunked and recurrent forms of every variant at lengths T, and the
    chunked form's matrix multiply-adds against the token loop's (torch's FLOP counter);

@@ -249,8 +249,8 @@ def test_the_command_line_writes_what_it_is_asked(tmp_path, capsys):
 
 def test_python_dash_m_app_export_runs(tmp_path):
     out = tmp_path / "step.png"
-    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7", "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "warning:" in done.stderr and "alpha" in done.stderr              # the URL's fix, reported
     assert Image.open(out).size == (1920, 1080)

@@ -70,10 +70,10 @@ def jupyterlab(tmp_path_factory):
 
 
 RUN = """async (code) => {
-  const app = window.jupyterapp;
-  const panel = app.shell.currentWidget;
+  const jupyter = window.jupyterapp;
+  const panel = jupyter.shell.currentWidget;
   await panel.sessionContext.ready;
-  if (code === null) { await app.commands.execute("notebook:run-all-cells"); return null; }
+  if (code === null) { await jupyter.commands.execute("notebook:run-all-cells"); return null; }
   const reply = await panel.sessionContext.session.kernel.requestExecute({ code }).done;
   return reply.content.status;
 }"""
