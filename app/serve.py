@@ -163,7 +163,17 @@ def main(argv=None):
     parser.add_argument("--max-waiting-builds", type=int, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
+    parser.add_argument("--patches", action="store_true",
+                        help="list every replacement of a Panel, Bokeh, param or Tornado internal this server makes "
+                             "(what, guard, versions checked, its test) and exit")
+    parser.add_argument("--no-patches", action="store_true",
+                        help="serve with none of them: Panel and Bokeh as released (no build thread, no websocket "
+                             "allow-list, no cheaper builds; to compare, or on untested versions)")
     args = parser.parse_args(argv)
+    if args.patches:
+        from app.server import patches
+        print(patches.rows())
+        return 0
     if args.num_procs is not None and args.num_procs < 0:
         parser.error("--num-procs must be 0 (one per core) or more")
 
@@ -193,14 +203,16 @@ def main(argv=None):
           f"process{'es' if count > 1 else ''} ({start_note(args, count)}; the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
-    security.install()
-    websocket.install(idle_s=args.idle_minutes * 60)
+    security.one_line_for_closed_connections()
+    websocket.install(idle_s=args.idle_minutes * 60, allow_list=False)
     memory.install(forks=count > 1)
-    building.cheaper_builds()
-    building.write_kept_pages_once()
-    if not args.build_on_loop:
+    if args.no_patches:
+        print("Lineare: --no-patches: Panel and Bokeh as released (no build thread, no websocket allow-list, no "
+              "security handlers, no cheaper builds)", file=sys.stderr, flush=True)
+    else:
+        from app.server import patches
         building.MAX_WAITING = max(1, args.max_waiting_builds)
-        building.install()
+        patches.install(skip=("build-on-thread",) if args.build_on_loop else ())
     sys.argv = panel_serve_args(args, extra)
     return panel_main()
 

@@ -198,16 +198,32 @@ def build_once(route, query, language, phases=None, timed=True):
     return {**phases.totals, "models_count": len(doc.models), "roots": len(doc.roots), "json_bytes": json_bytes}
 
 
-def as_served():
-    """The server's own settings and patches (app/serve.py), those that change what a build costs."""
-    from app.server import building
-    from app.serve import bokeh_checks_off
+@contextlib.contextmanager
+def as_served(patched=True):
+    """The server's own settings (app/serve.py) and, if `patched`, its patches that change what a build costs,
+    for the body; the environment and the libraries as they were afterwards."""
+    from app.server import patches
+    from app.serve import BOKEH_CHECKS, bokeh_checks_off
+
+    saved = {name: os.environ.get(name) for name in BOKEH_CHECKS}
     bokeh_checks_off()
-    building.cheaper_builds()
+    try:
+        with patches.installed(patches.SPEED_PATCHES if patched else ()):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
-def in_process(pages, languages, reps):
-    as_served()
+def in_process(pages, languages, reps, patched=True):
+    with as_served(patched):
+        return _in_process(pages, languages, reps)
+
+
+def _in_process(pages, languages, reps):
     rows = []
     for route in pages:
         for language in languages:
@@ -225,16 +241,16 @@ def in_process(pages, languages, reps):
     return rows
 
 
-def profile(route, language, count=40):
+def profile(route, language, count=40, patched=True):
     import cProfile
     import pstats
 
-    as_served()
-    build_once(route, PAGES[route], language)
     profiler = cProfile.Profile(time.thread_time)       # CPU time: a busy machine stretches the wall clock
-    profiler.enable()
-    build_once(route, PAGES[route], language, timed=False)
-    profiler.disable()
+    with as_served(patched):
+        build_once(route, PAGES[route], language)
+        profiler.enable()
+        build_once(route, PAGES[route], language, timed=False)
+        profiler.disable()
     stats = pstats.Stats(profiler)
     print(f"{route} ({language}): {stats.total_calls} function calls")
     stats.sort_stats("cumulative").print_stats(count)

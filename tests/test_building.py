@@ -1,5 +1,7 @@
-"""app/server/building.py without a server: Bokeh's stack of current documents, one per thread; the walks
-over a document's models put off to the end of a build or a knob's callbacks."""
+"""app/server/building.py and speedups.py without a server: Bokeh's stack of current documents, one per thread;
+the walks over a document's models put off to the end of a build or a knob's callbacks; each cheaper build
+against the library's own function. A patch is installed for one test through `patched(...)` and put back after
+it (app/server/patches.py), never left installed for the tests after."""
 import contextlib
 import re
 import threading
@@ -9,8 +11,8 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import Div
 
-from app.server import building
-from app.server.building import PerThread, walks_put_off, write_kept_pages_once
+from app.server.building import PerThread
+from app.server.speedups import walks_put_off, write_kept_pages_once
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -167,7 +169,7 @@ def page(theme=None):
 
 theme = Theme(json={"attrs": {"Title": {"text_font_size": "31px"}, "Plot": {"min_border": 7}}})
 bokehs = [page()[1], page(theme)[1]]
-from app.server.building import cache_stable_defaults
+from app.server.speedups import cache_stable_defaults
 cache_stable_defaults()
 ours = [page()[1], page()[1], page(theme)[1], page()[1]]
 assert ours[0] == ours[1] == ours[3] == bokehs[0], "the same document, whatever was read before"
@@ -202,7 +204,7 @@ TUPLES_CHECKED_ONCE = """
 import pytest
 from bokeh.models import Div, LinearColorMapper
 from bokeh.palettes import RdBu11, interp_palette
-from app.server.building import check_tuples_once
+from app.server.speedups import check_tuples_once
 
 palette = interp_palette(RdBu11, 255)
 def attempts():
@@ -219,8 +221,8 @@ check_tuples_once()
 ours = [attempts(), attempts()]
 assert ours[0] == ours[1] == bokehs and ours[1][0] == tuple(palette)
 
-import app.server.building as building
-building.MAX_CHECKED_TUPLES = 3                    # past the bound: still checked, no longer kept
+import app.server.speedups as speedups
+speedups.MAX_CHECKED_TUPLES = 3                    # past the bound: still checked, no longer kept
 margins = [Div(margin=(i, i)).margin for i in range(10)]
 assert margins == [(i, i) for i in range(10)]
 with pytest.raises(ValueError):
@@ -305,8 +307,8 @@ pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "i
 panels = [document_json(*page) for page in pages]
 again = [document_json(*page) for page in pages]
 assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
-from app.server import building
-building.cheaper_builds()
+from app.server import patches
+assert patches.install(patches.SPEED_PATCHES) == list(patches.SPEED_PATCHES)
 for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
     at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))
     assert len(panel) > 3000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
@@ -323,39 +325,29 @@ def test_the_cheaper_builds_change_no_page():
 
 
 @contextlib.contextmanager
-def panels_own():
-    """Panel's, param's and Bokeh's own functions for a while, whether or not the patches were installed before
-    (as_served(), in an earlier test, installs them for the whole process): the state before comes back."""
-    import param.parameterized as parameterized
-    from bokeh.model import util
-    from panel.pane.base import PaneBase
+def patched(*names):
+    """The patches named installed for the body, the libraries as they were afterwards (app/server/patches.py)."""
+    from app.server import patches
 
-    building.copy_parameters_faster(), building.walk_models_faster(), building.pane_layouts_when_used()
-    patched = {"copy": parameterized._instantiate_param_obj, "walk": {n: getattr(util, n) for n in building.WALKERS},
-               "pane": (PaneBase.__init__, PaneBase._sync_layoutable, vars(PaneBase)["layout"])}
-    parameterized._instantiate_param_obj = patched["copy"].params_own
-    for name, function in patched["walk"]["collect_filtered_models"].bokehs_own.items():
-        setattr(util, name, function)
-    PaneBase.__init__, PaneBase._sync_layoutable = patched["pane"][0].panels_own
-    type.__delattr__(PaneBase, "layout")
-    try:
+    with patches.installed(names) as done:
+        assert done == list(names), f"left out: {set(names) - set(done)} (see the log line)"
         yield
-    finally:
-        parameterized._instantiate_param_obj = patched["copy"]
-        for name, function in patched["walk"].items():
-            setattr(util, name, function)
-        PaneBase.__init__, PaneBase._sync_layoutable = patched["pane"][:2]
-        type.__setattr__(PaneBase, "layout", patched["pane"][2])
 
 
 def test_parameters_copied_faster_are_params_own_copies():
+    import param.parameterized as parameterized
+
+    with patched("parameters-copied-directly"):
+        parameters_compared(parameterized._instantiate_param_obj)
+    assert not hasattr(parameterized._instantiate_param_obj, "params_own"), "param's own, put back"
+
+
+def parameters_compared(ours):
     import copy
 
     import panel as pn
-    import param.parameterized as parameterized
 
-    building.copy_parameters_faster()
-    ours, param_copy = parameterized._instantiate_param_obj, parameterized._instantiate_param_obj.params_own
+    param_copy = ours.params_own
     compared = 0
     for kind in (pn.widgets.IntSlider, pn.widgets.Select, pn.pane.HTML, pn.Column, pn.custom.JSComponent,
                  pn.template.BootstrapTemplate, pn.widgets.FileSelector):
@@ -390,14 +382,15 @@ def test_models_walked_faster_are_found_in_bokehs_order():
     fig.line("x", "y", source=ColumnDataSource({"x": [1, 2], "y": [3, 4]}), legend_label="a")
     fig.js_on_event("tap", CustomJS(args={"other": Div(text="d"), "many": [Div(), {"k": Div()}]}, code=""))
     second = Div(text="root two")
-    with panels_own():
-        bokehs, references = util.collect_models(fig, [second]), fig.references()
-        not_divs = util.collect_filtered_models(lambda model: isinstance(model, Div), fig)
-    assert getattr(util.collect_filtered_models, "lineare", False)
-    assert len(bokehs) > 30 and sum(isinstance(m, Div) for m in bokehs) == 4
-    assert util.collect_models(fig, [second]) == bokehs
-    assert util.collect_filtered_models(lambda model: isinstance(model, Div), fig) == not_divs
-    assert fig.references() == references and second not in references
+    assert not getattr(util.collect_filtered_models, "lineare", False)
+    bokehs, references = util.collect_models(fig, [second]), fig.references()
+    not_divs = util.collect_filtered_models(lambda model: isinstance(model, Div), fig)
+    with patched("model-walks-without-imports"):
+        assert getattr(util.collect_filtered_models, "lineare", False)
+        assert len(bokehs) > 30 and sum(isinstance(m, Div) for m in bokehs) == 4
+        assert util.collect_models(fig, [second]) == bokehs
+        assert util.collect_filtered_models(lambda model: isinstance(model, Div), fig) == not_divs
+        assert fig.references() == references and second not in references
 
 
 def test_a_pane_layout_made_when_read_is_the_one_panel_makes():
@@ -416,26 +409,29 @@ def test_a_pane_layout_made_when_read_is_the_one_panel_makes():
             assert row.objects == [pane] and pane.layout is row
         return made
 
-    building.pane_layouts_when_used()
-    assert getattr(PaneBase.__init__, "lineare", False), "Panel's PaneBase.__init__ changed: check the patch"
-    with panels_own():
-        panels = layouts()
-    assert layouts() == panels and panels[0]["width"] == 420 + 2 + 4 and panels[0]["visible"] is False
-    assert "_lineare_layout_unmade" in vars(pn.pane.HTML("y")), "not made before it is read"
-    own, pane = pn.Row(), pn.pane.Markdown("z")
-    pane.layout = own                                # Panel's own code may set it
-    assert pane.layout is own
+    panels = layouts()
+    with patched("pane-layouts-when-used"):
+        assert getattr(PaneBase.__init__, "lineare", False)
+        assert layouts() == panels and panels[0]["width"] == 420 + 2 + 4 and panels[0]["visible"] is False
+        assert "_lineare_layout_unmade" in vars(pn.pane.HTML("y")), "not made before it is read"
+        own, pane = pn.Row(), pn.pane.Markdown("z")
+        pane.layout = own                            # Panel's own code may set it
+        assert pane.layout is own
+    assert "layout" not in vars(PaneBase) and "_lineare_layout_unmade" not in vars(pn.pane.HTML("y"))
 
 
 def test_synced_parameters_listed_once_give_panels_own_parameters():
-    import panel as pn
     from panel.reactive import Syncable
+
+    with patched("synced-parameters-once"):
+        synced_compared(Syncable._init_params)
+
+
+def synced_compared(ours):
+    import panel as pn
 
     from app.components.player import FrameText
 
-    building.synced_params_once()
-    ours = Syncable._init_params
-    assert getattr(ours, "lineare", False), "Panel's Syncable._init_params changed: check the patch"
     objects = [pn.Column(pn.pane.HTML("x"), sizing_mode="stretch_width", css_classes=["a"]),
                pn.widgets.RadioButtonGroup(options=["a", "b"], value="b", name="n"),
                pn.widgets.FloatSlider(start=0, end=2, value=0.5, visible=False), FrameText(), pn.layout.Divider()]
@@ -450,16 +446,16 @@ def test_set_values_serialized_as_bokeh_serializes_them():
     unstable defaults) is what Bokeh's own function answers, before and after the kept defaults are read; an
     unset required property still fails."""
     from bokeh.core.has_props import HasProps
+
+    with patched("stable-defaults-once", "json-without-kept-defaults"):
+        set_values_compared(HasProps.query_properties_with_values.bokehs_own)
+
+
+def set_values_compared(bokehs):
     from bokeh.core.property.descriptors import UnsetValueError
     from bokeh.models import CategoricalColorMapper, ColumnDataSource, Slider
     from bokeh.plotting import figure
     from bokeh.themes import Theme
-
-    building.cache_stable_defaults()
-    building.serialize_set_values_only()
-    ours = HasProps.query_properties_with_values
-    assert getattr(ours, "lineare", False), "Bokeh's query_properties_with_values changed: check the patch"
-    bokehs = ours.bokehs_own
 
     def both(model):
         mine = model.properties_with_values(include_defaults=False)
@@ -484,3 +480,73 @@ def test_set_values_serialized_as_bokeh_serializes_them():
                   lambda: bokehs(CategoricalColorMapper(), lambda prop: prop.serialized, include_defaults=False)):
         with pytest.raises(UnsetValueError):
             query()
+
+
+def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatch, caplog):
+    """app/server/patches.py: every patch installs here and is put back; on an untested (Panel, Bokeh, param) set
+    none installs and one log line says why."""
+    from app.server import patches
+
+    before = {path: patches.resolve(path) for patch in patches.PATCHES for path in patch.replaced()}
+    with patches.installed() as done:
+        assert done == [patch.name for patch in patches.PATCHES]
+        changed = [path for path, value in before.items() if patches.resolve(path) is not value]
+        assert set(changed) == set(before)
+    assert {path: patches.resolve(path) for path in before} == before
+    monkeypatch.setattr(patches, "versions", lambda: {"panel": "1.10.0", "bokeh": "3.10.1", "param": "2.4.2",
+                                                      "tornado": "6.6"})
+    with caplog.at_level("WARNING", logger="lineare.patches"), patches.installed() as done:
+        assert done == []
+    assert [record.getMessage() for record in caplog.records] == [
+        "Lineare: serving without its patches of Panel and Bokeh: Panel 1.10.0, Bokeh 3.10.1, param 2.4.2 is not a "
+        "tested set (1.9.4, 3.9.2, 2.4.2)"]
+
+
+def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch, caplog):
+    """Bokeh 3.10 keeps its current documents in a ContextVar: the build thread's patch (which replaces a list) is
+    left out and pages are built on the loop, instead of every page failing; a function whose body a patch
+    repeats, changed, leaves that patch out; a patch whose need was left out is left out too."""
+    import contextvars
+    import dataclasses
+
+    import bokeh.io.doc
+    from panel.io.application import Application
+    from panel.reactive import Syncable
+
+    from app.server import building, patches
+
+    monkeypatch.setattr(bokeh.io.doc, "_PATCHED_CURDOCS", contextvars.ContextVar("curdocs", default=()))
+    created = Application.on_session_created
+    with caplog.at_level("WARNING"):
+        assert building.install() is False
+        assert Application.on_session_created is created
+        monkeypatch.setattr(Syncable, "_init_params", lambda self: {})              # not Panel's own any more
+        moved = dataclasses.replace(patches.BY_NAME["stable-defaults-once"],
+                                    targets=(("bokeh.nowhere.Thing", "present"),))
+        monkeypatch.setattr(patches, "PATCHES", tuple(moved if p.name == moved.name else p for p in patches.PATCHES))
+        with patches.installed() as done:
+            assert "build-on-thread" not in done and "synced-parameters-once" not in done
+            assert "stable-defaults-once" not in done and "json-without-kept-defaults" not in done
+            assert "websocket-allow-list" in done and Application.on_session_created is created
+    lines = [record.getMessage() for record in caplog.records]
+    assert lines[0].startswith("Lineare: pages are built on the event loop, as plain Panel does: "
+                               "bokeh.io.doc._PATCHED_CURDOCS is a ContextVar, not a list")
+    assert any(line.startswith("Lineare: patch synced-parameters-once left out: panel.reactive.Syncable._init_params "
+                               "is not the function it repeats") for line in lines)
+    assert "Lineare: patch json-without-kept-defaults left out: it needs stable-defaults-once, left out" in lines
+    assert len(lines) == 5, lines       # install(), then build-on-thread, synced, stable defaults and JSON once each
+
+
+def test_the_patches_listing_names_every_replacement(capsys):
+    from app import serve
+    from app.server import patches
+
+    assert serve.main(["--patches"]) == 0
+    rows = capsys.readouterr().out.splitlines()[2:]
+    assert len(rows) == len(patches.PATCHES)
+    for row, patch in zip(rows, patches.PATCHES):
+        name, replaces, versions, guard, test, bokeh_3_10 = row.split(" | ")
+        assert name == patch.name and all(path in replaces for path in patch.replaced())
+        assert versions == "panel 1.9.4 bokeh 3.9.2 param 2.4.2" and guard.endswith("(here: ok)")
+        assert test.split("::")[0].startswith("tests/") and bokeh_3_10
+    assert "cannot survive" in next(row for row in rows if row.startswith("build-on-thread |"))

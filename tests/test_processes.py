@@ -25,12 +25,11 @@ def parsed(monkeypatch, *argv):
     import panel.command
 
     from app import i18n
-    from app.server import building, memory, security
+    from app.server import memory, patches, security, websocket
     captured = {}
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
-    for module, name in ((security, "install"), (memory, "install"), (building, "install"),
-                         (building, "cheaper_builds"), (building, "write_kept_pages_once"),
-                         (i18n, "compile_catalogs")):
+    for module, name in ((security, "one_line_for_closed_connections"), (memory, "install"), (patches, "install"),
+                         (websocket, "install"), (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
     for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         monkeypatch.setenv(name, "x")
