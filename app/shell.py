@@ -9,6 +9,7 @@ import html
 
 import panel as pn
 
+from app.components.browser import callback
 from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
@@ -46,24 +47,7 @@ PRESENT_CSS = SHELL_CSS + """
 :root { --lineare-scale: 1.25; }
 html:root { --sidebar-width: 425px; }     /* over the template's own :root, which comes later */
 """
-# presenter mode on or off: the same page reloaded with ?present= changed; full screen: the browser's own
-_TOGGLE_PRESENTER = """
-const url = new URL(window.location.href);
-url.searchParams.set("present", present ? "0" : "1");
-window.location.assign(url.toString());
-"""
-_TOGGLE_FULL_SCREEN = """
-if (document.fullscreenElement) { document.exitFullscreen(); }
-else { document.documentElement.requestFullscreen(); }
-"""
 LANGUAGE_NAMES = {"it": "Italiano", "en": "English"}     # each in its own language: not translated
-
-# reload with ?lang=<choice>: every string is drawn again in the new language, the rest comes from the URL
-_RELOAD_WITH_LANGUAGE = """
-const url = new URL(window.location.href);
-url.searchParams.set("lang", codes[cb_obj.active]);
-window.location.assign(url.toString());
-"""
 
 
 def page(slug=None):
@@ -103,7 +87,7 @@ def shell(session, slug, content: Page, card=None):
                                            value=LANGUAGE_NAMES[session.language], label=_("Language"),
                                            color="primary", variant="outline",
                                            sizing_mode="stretch_width")
-    language.jscallback(args={"codes": codes}, value=_RELOAD_WITH_LANGUAGE)
+    language.jscallback(args={"codes": codes}, value=callback("reload_with_language"))
     level = pn.widgets.RadioButtonGroup.from_param(
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
         name=_("Level"), color="primary", variant="outline", sizing_mode="stretch_width")
@@ -140,10 +124,10 @@ def presenter_buttons(session):
     """Two header buttons that work in the browser alone: presenter mode on or off, and full screen."""
     words = _("Leave presenter mode") if session.present else _("Presenter mode")
     presenter = pn.widgets.Button(label=words, color="light", variant="outline", margin=(0, 6))
-    presenter.js_on_click(args={"present": session.present}, code=_TOGGLE_PRESENTER)
+    presenter.js_on_click(args={"present": session.present}, code=callback("toggle_presenter"))
     full_screen = pn.widgets.Button(label=_("Full screen"), color="light", variant="outline",
                                     margin=(0, 6))
-    full_screen.js_on_click(code=_TOGGLE_FULL_SCREEN)
+    full_screen.js_on_click(code=callback("toggle_full_screen"))
     return pn.Row(presenter, full_screen, margin=0)
 
 

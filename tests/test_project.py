@@ -36,3 +36,20 @@ def test_the_test_command_lints_before_it_tests():
     assert script.index(".venv/bin/ruff check .") < script.index("-m pytest")
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
     assert config["line-length"] == 120 and "E501" in config["lint"]["select"]
+
+
+def test_the_browser_code_is_javascript_files_that_parse():
+    """The pages' JavaScript lives in app/js/ (ES modules, callback bodies, page scripts), each parsed by Node.js
+    as what it is; no Python module outside the lesson cards keeps a JSComponent's module in a string."""
+    import shutil
+    import subprocess
+
+    node = shutil.which("node")
+    assert node, "Node.js (the machine's `node`) parses the browser code"
+    result = subprocess.run([node, "--no-warnings", "--experimental-vm-modules", str(ROOT / "tests" / "parse_js.cjs"),
+                             str(ROOT / "app" / "js")], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert int(result.stdout.split()[-4]) >= 19
+    in_strings = [str(path.relative_to(ROOT)) for path in (ROOT / "app").rglob("*.py")
+                  if re.search(r'_esm = """|code="""|<script>\n', path.read_text(encoding="utf-8"))]
+    assert in_strings == ["app/components/lesson.py"], in_strings

@@ -20,7 +20,7 @@ Invariants:
 - a build whose websocket closed while it waited is skipped, and its session discarded at the next check;
 - at most `MAX_WAITING` builds wait or run at once per server process (`python -m app --max-waiting-builds`):
   past it a new websocket is closed at once with code 1013 ("try again later") and one log line, and the page
-  (BUSY_SCRIPT, in every page's frame) tells its visitor so, in the page's language.
+  (app/js/page/busy.js, in every page's frame) tells its visitor so, in the page's language.
 
 Every replacement of a library internal made here is listed in app/server/patches.py, which installs this
 module only on a tested (Panel, Bokeh, param) set and only if what it replaces is what it expects (else one
@@ -44,25 +44,6 @@ SWITCH_INTERVAL_S = 0.001
 MAX_WAITING = 64
 BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
 log = logging.getLogger("lineare.building")
-# in every page (app/components/access.py): a page whose websocket is closed as busy fails to load its session, and
-# Bokeh says why only in the browser's console; this says it on the page, in the page's language
-BUSY_SCRIPT = """<script>
-window.WebSocket = class extends WebSocket {
-  constructor(url, protocols) {
-    super(url, protocols);
-    this.addEventListener("close", function (event) {
-      if (event.code !== CODE || document.querySelector(".lineare-busy")) { return; }
-      var words = WORDS, line = document.createElement("p"), again = document.createElement("a");
-      line.className = "lineare-busy"; line.setAttribute("role", "alert");
-      line.style.cssText = "font-size: 20px; margin: 16px; padding: 12px 16px; border: 2px solid #b44d12; " +
-        "border-radius: 6px; background: #fffbea; color: #102a43;";
-      again.href = location.href; again.textContent = words.again; again.style.marginLeft = "12px";
-      line.append(words.busy, again);
-      (document.getElementById("main") || document.body).prepend(line);
-    });
-  }
-};
-</script>"""
 # a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
 # skipped once it has closed. Weak: the contexts copied meanwhile (a build's, a session's tasks) must not keep it.
 ASKER = contextvars.ContextVar("lineare_asker", default=None)
@@ -71,14 +52,14 @@ waiting = set()                       # per build waiting or running: its websoc
 
 
 def busy_script():
-    """The script that shows a visitor refused at the cap a line saying so (translated now: the page's language)."""
-    import json
-
+    """The script (app/js/page/busy.js, in every page's frame) that shows a visitor refused at the cap a line saying
+    so (translated now: the page's language)."""
+    from app.components.browser import page_script
     from app.i18n import _
 
-    words = json.dumps({"busy": _("The server is busy: too many pages are being opened at once. Try again in a "
-                                  "moment."), "again": _("Try again")}).replace("<", "\\u003c")
-    return BUSY_SCRIPT.replace("CODE", str(BUSY_CODE)).replace("WORDS", words)
+    words = {"busy": _("The server is busy: too many pages are being opened at once. Try again in a moment."),
+             "again": _("Try again")}
+    return page_script("busy", {"code": BUSY_CODE, "words": words})
 
 
 def waiting_for_someone():
