@@ -3,8 +3,10 @@ the walks over a document's models put off to the end of a build or a knob's cal
 against the library's own function. A patch is installed for one test through `patched(...)` and put back after
 it (app/server/patches.py), never left installed for the tests after."""
 import contextlib
+import os
 import re
 import threading
+from pathlib import Path
 
 import bokeh.io.doc
 import pytest
@@ -286,21 +288,19 @@ def test_a_kept_page_is_written_once_and_each_get_gets_its_own_token(monkeypatch
 
 
 EVERY_PAGE_UNCHANGED = r"""
-import re
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 from panel.io.application import build_single_handler_application
 from app.serve import PAGES as PAGE_DIR
 from bench.pages import PAGES, fake_session
+from bokeh_wire import normalized
 
 def document_json(route, language):
     doc = Document()
-    fake_session(doc, route, PAGES[route], language)
-    build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)
-    ids = {}                                 # Bokeh's ids count on through the process: named in order met
-    text = re.sub(r'"p\d+"', lambda m: ids.setdefault(m.group(0), f'"id{len(ids)}"'),
-                  Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
-    return re.sub(r"\d{9,}", "N", text)      # Panel names a template's roots by Python's id()
+    session = fake_session(doc, route, PAGES[route], language)     # kept: the document holds it weakly (without
+    build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)     # it: no page)
+    assert len(doc.roots) == 7 and session is not None, (route, len(doc.roots))
+    return normalized(Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
 
 pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "it")]
 [document_json(*page) for page in pages]        # the first build in a process also defines its classes
@@ -311,7 +311,7 @@ from app.server import patches
 assert patches.install(patches.SPEED_PATCHES) == list(patches.SPEED_PATCHES)
 for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
     at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))
-    assert len(panel) > 3000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
+    assert len(panel) > 30000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
 """
 
 
@@ -321,7 +321,8 @@ def test_the_cheaper_builds_change_no_page():
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300)
+    subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
 
 
 @contextlib.contextmanager
@@ -497,9 +498,9 @@ def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatc
                                                       "tornado": "6.6"})
     with caplog.at_level("WARNING", logger="lineare.patches"), patches.installed() as done:
         assert done == []
-    assert [record.getMessage() for record in caplog.records] == [
-        "Lineare: serving without its patches of Panel and Bokeh: Panel 1.10.0, Bokeh 3.10.1, param 2.4.2 is not a "
-        "tested set (1.9.4, 3.9.2, 2.4.2)"]
+    [line] = [record.getMessage() for record in caplog.records]
+    assert line.startswith("Lineare: serving without its patches of Panel and Bokeh: Panel 1.10.0, Bokeh 3.10.1, "
+                           "param 2.4.2 is not a tested set (") and "1.9.4, 3.9.2, 2.4.2" in line
 
 
 def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch, caplog):
@@ -547,6 +548,6 @@ def test_the_patches_listing_names_every_replacement(capsys):
     for row, patch in zip(rows, patches.PATCHES):
         name, replaces, versions, guard, test, bokeh_3_10 = row.split(" | ")
         assert name == patch.name and all(path in replaces for path in patch.replaced())
-        assert versions == "panel 1.9.4 bokeh 3.9.2 param 2.4.2" and guard.endswith("(here: ok)")
+        assert "panel 1.9.4 bokeh 3.9.2 param 2.4.2" in versions and guard.endswith("(here: ok)")
         assert test.split("::")[0].startswith("tests/") and bokeh_3_10
     assert "cannot survive" in next(row for row in rows if row.startswith("build-on-thread |"))

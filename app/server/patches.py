@@ -29,8 +29,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 log = logging.getLogger("lineare.patches")
 
-# the (Panel, Bokeh, param) sets the whole test suite passed on, patched and with --no-patches
-TESTED = {("1.9.4", "3.9.2", "2.4.2")}
+# the (Panel, Bokeh, param) sets the patches' tests passed on (tests/test_building.py, every page's document the
+# same with and without them); the whole suite runs on the first (the lock file's)
+TESTED = {("1.9.4", "3.9.2", "2.4.2"), ("1.9.4", "3.8.2", "2.4.2"), ("1.9.0", "3.8.0", "2.4.2")}
 LIBRARIES = ("panel", "bokeh", "param")
 FUNCTION, COROUTINE, LIST, CLASS, ANY = "function", "coroutine function", "list", "class", "present"
 MISSING = object()
@@ -93,7 +94,8 @@ PATCHES = (
     Patch("parameters-copied-directly", SPEED, "copy_parameters_faster",
           "param's per-object copy of a Parameter made slot by slot",
           (("param.parameterized._instantiate_param_obj", FUNCTION),
-           ("param.parameterized.Parameter._all_slots_", ANY)),
+           ("param.parameterized.Parameter._all_slots_", ANY), ("param.parameterized.Parameter.__copy__", FUNCTION),
+           ("param._utils.MUTABLE_TYPES", ANY)),
           "tests/test_building.py::test_parameters_copied_faster_are_params_own_copies",
           "survives? (param, not Bokeh)",
           replaces=("param.parameterized._instantiate_param_obj",)),
