@@ -1,10 +1,12 @@
 """`python -m app` serves from one process per core by default: what it asks of `panel serve`, what it
 says at start, and that a page whose GET one process answered opens its websocket on another."""
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -163,3 +165,42 @@ def test_only_the_language_and_presenter_mode_change_a_pages_frame():
         assert Session.frame_of(arguments, "en") == ("en", False)      # the key of the kept page: the plain one
     assert frame("present=1") != plain and frame("", "it") != plain
     assert Session.frame_of({"present": [b"1"]}, "en") == ("en", True)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to the server's process", "Ctrl-C"])
+def test_stopping_the_server_stops_every_process_it_forked(tmp_path, how):
+    """`kill PID` (what a supervisor sends) left the forked servers answering on the port; Ctrl-C (SIGINT to the
+    terminal's whole group) printed a traceback per process. Now every process is gone within 2 s, and Ctrl-C says
+    so in one line."""
+    import subprocess
+
+    import psutil
+
+    from served import children
+
+    port, log = free_port(), tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "app", "--num-procs", "2", "--port", str(port), "--address",
+                                   "127.0.0.1"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(forked := children(f"http://127.0.0.1:{port}")) < 2:
+            assert time.monotonic() < deadline and server.poll() is None, log.read_text()
+            time.sleep(0.3)
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/favicon.ico", timeout=30).read()     # serving
+        before = log.read_text()
+        stopped = time.monotonic()
+        if how == "Ctrl-C":
+            os.killpg(server.pid, signal.SIGINT)            # what a terminal sends to its foreground group
+        else:
+            os.kill(server.pid, signal.SIGTERM)
+        server.wait(timeout=10)
+        _gone, alive = psutil.wait_procs(forked, timeout=max(0.1, 2 - (time.monotonic() - stopped)))
+        assert not alive, f"{len(alive)} forked servers still running after {how}"
+        assert time.monotonic() - stopped < 2.5
+        said = log.read_text()[len(before):].strip().splitlines()
+        if how == "Ctrl-C":
+            assert said == ["Lineare: stopped (Ctrl-C)."], said
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
