@@ -299,7 +299,7 @@ def document_json(route, language):
     doc = Document()
     session = fake_session(doc, route, PAGES[route], language)     # kept: the document holds it weakly (without
     build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)     # it: no page)
-    assert len(doc.roots) == 7 and session is not None, (route, len(doc.roots))
+    assert len(doc.roots) == 6 and session is not None, (route, len(doc.roots))
     return normalized(Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
 
 pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "it")]

@@ -153,7 +153,7 @@ def test_only_the_language_and_presenter_mode_change_a_pages_frame():
         doc = Document()
         session = fake_session(doc, "state", query, language)
         application.initialize_document(doc)
-        assert len(doc.roots) == 7
+        assert len(doc.roots) == 6                 # Panel's four, the sidebar, the page
         return frame_of(server_html_page_for_session(session, resources=Resources(mode="server"), title=doc.title,
                                                      template=doc.template, template_variables=doc.template_variables))
 
