@@ -64,17 +64,6 @@ class Patch:
 BUILDING, SPEED, SECURITY, SOCKET = "building", "speedups", "security", "websocket"
 WS = "bokeh.server.views.ws.WSHandler"
 PATCHES = (
-    Patch("walks-put-off", SPEED, "freeze_model_walks",
-          "a build's and a knob's walks of the document's models made once, at the end",
-          (("panel.io.application.Application.initialize_document", FUNCTION),
-           ("panel.reactive.Syncable._change_event", FUNCTION), ("panel.reactive.Syncable._process_bokeh_event",
-                                                                 FUNCTION),
-           ("bokeh.document.models.DocumentModelManager._pop_freeze", FUNCTION),
-           ("bokeh.document.models.DocumentModelManager.invalidate", FUNCTION)),
-          "tests/test_building.py::test_a_build_walks_the_document_once_and_finds_every_model",
-          "survives? (private _pop_freeze and _freeze_count)",
-          replaces=("panel.io.application.Application.initialize_document", "panel.reactive.Syncable._change_event",
-                    "panel.reactive.Syncable._process_bokeh_event")),
     Patch("stable-defaults-once", SPEED, "cache_stable_defaults",
           "Bokeh's unchanging property defaults made once per class and property",
           (("bokeh.core.property.descriptors.PropertyDescriptor._get_default", FUNCTION),

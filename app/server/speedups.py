@@ -13,65 +13,12 @@ Invariants every patch here keeps:
 - nothing here keeps per-visitor state: what is kept is per model class, per property or per kept session, and
   bounded (MAX_CHECKED_TUPLES).
 """
-import contextlib
 import copy
 import secrets
 import weakref
 
 IMMUTABLE = (type(None), bool, int, float, str)       # defaults that may be shared by every model of a class
 MAX_CHECKED_TUPLES = 10_000                            # tuples kept checked (check_tuples_once)
-
-
-@contextlib.contextmanager
-def walks_put_off(doc):
-    """The walks Bokeh would make in the body (its `invalidate()`, the end of its own `freeze()`
-    blocks), made once at the end, and only if one was asked for: a knob that changes numbers only
-    needs none. Bokeh's own `doc.models.freeze()` walks at its end in any case."""
-    models = doc.models
-    if "invalidate" in vars(models):                 # already inside one: the outer one walks
-        yield
-        return
-    asked = []
-
-    def pop_freeze():
-        models._freeze_count -= 1
-        asked.append(True)
-
-    models.invalidate, models._pop_freeze = (lambda: asked.append(True)), pop_freeze
-    try:
-        yield
-    finally:
-        del models.invalidate, models._pop_freeze
-        if asked and models._freeze_count == 0:
-            models.recompute()
-
-
-def freeze_model_walks():
-    """Patch Panel's Application and Syncable so that a page build and a knob's callbacks walk the
-    document's models once, at the end."""
-    from panel.io.application import Application
-    from panel.reactive import Syncable
-
-    if getattr(Application.initialize_document, "walks_put_off", False):
-        return
-    initialize, change, bokeh_event = (Application.initialize_document, Syncable._change_event,
-                                       Syncable._process_bokeh_event)
-
-    def initialize_document(self, doc):
-        with walks_put_off(doc):
-            initialize(self, doc)
-
-    def _change_event(self, doc):
-        with walks_put_off(doc):
-            change(self, doc)
-
-    def _process_bokeh_event(self, doc, event):
-        with walks_put_off(doc):
-            bokeh_event(self, doc, event)
-
-    initialize_document.walks_put_off = True
-    Application.initialize_document = initialize_document
-    Syncable._change_event, Syncable._process_bokeh_event = _change_event, _process_bokeh_event
 
 
 def cache_stable_defaults():
