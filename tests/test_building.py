@@ -254,6 +254,7 @@ def test_a_kept_page_is_written_once_and_each_get_gets_its_own_token(monkeypatch
 
 
 EVERY_PAGE_UNCHANGED = r"""
+import re
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 from panel.io.application import build_single_handler_application
@@ -272,10 +273,16 @@ pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "i
 [document_json(*page) for page in pages]        # the first build in a process also defines its classes
 panels = [document_json(*page) for page in pages]
 again = [document_json(*page) for page in pages]
+# two bills measures its time per token as it opens (and again once its measure is a minute old): its numbers
+# differ from one build to the next, the rest of it does not
+numbers = lambda text: re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
+measured = [route == "two-bills" for route, _language in pages]
+panels, again = ([numbers(one) if varies else one for one, varies in zip(texts, measured)] for texts in (panels, again))
 assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
 from app.server import patches
 assert patches.install(patches.SPEED_PATCHES) == list(patches.SPEED_PATCHES)
-for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
+for page, panel, ours, varies in zip(pages, panels, [document_json(*page) for page in pages], measured):
+    ours = numbers(ours) if varies else ours
     at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))
     assert len(panel) > 20000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
 """
@@ -408,47 +415,6 @@ def synced_compared(ours):
         assert list(obj._init_params().items()) == list(own.items()) and own, type(obj).__name__
 
 
-def test_set_values_serialized_as_bokeh_serializes_them():
-    """serialize_set_values_only(): what a document's JSON asks of each model (the values set on it, themed values,
-    unstable defaults) is what Bokeh's own function answers, before and after the kept defaults are read; an
-    unset required property still fails."""
-    from bokeh.core.has_props import HasProps
-
-    with patched("stable-defaults-once", "json-without-kept-defaults"):
-        set_values_compared(HasProps.query_properties_with_values.bokehs_own)
-
-
-def set_values_compared(bokehs):
-    from bokeh.core.property.descriptors import UnsetValueError
-    from bokeh.models import CategoricalColorMapper, ColumnDataSource, Slider
-    from bokeh.plotting import figure
-    from bokeh.themes import Theme
-
-    def both(model):
-        mine = model.properties_with_values(include_defaults=False)
-        theirs = bokehs(model, lambda prop: prop.serialized, include_defaults=False)
-        assert list(mine.items()) == list(theirs.items()), type(model).__name__
-        full = model.properties_with_values()                     # include_defaults: Bokeh's own, unchanged
-        assert full == bokehs(model, lambda prop: prop.serialized), type(model).__name__
-        return mine
-
-    fig = figure(title="t", width=300, height=200, tools="hover")
-    fig.line([1, 2], [3, 4], legend_label="a")
-    models = [fig, *fig.references(), Div(text="x"), Slider(start=0, end=1, value=0.5, step=0.1, title="s"),
-              ColumnDataSource(data={"x": [1]})]
-    first = [both(model) for model in models]          # a model's first answer, kept defaults not read yet
-    assert first == [both(model) for model in models]
-    assert both(models[-2])["title"] == "s" and "width" not in both(Div(text="y"))
-    doc = Document(theme=Theme(json={"attrs": {"Div": {"width": 123}}}))
-    themed = Div(text="z")
-    doc.add_root(themed)
-    assert both(themed)["width"] == 123, "a theme's value is serialized"
-    for query in (lambda: CategoricalColorMapper().properties_with_values(include_defaults=False),
-                  lambda: bokehs(CategoricalColorMapper(), lambda prop: prop.serialized, include_defaults=False)):
-        with pytest.raises(UnsetValueError):
-            query()
-
-
 def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatch, caplog):
     """app/server/patches.py: every patch installs here and is put back; on an untested (Panel, Bokeh, param) set
     none installs and one log line says why."""
@@ -493,15 +459,14 @@ def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch
         monkeypatch.setattr(patches, "PATCHES", tuple(moved if p.name == moved.name else p for p in patches.PATCHES))
         with patches.installed() as done:
             assert "build-on-thread" not in done and "synced-parameters-once" not in done
-            assert "stable-defaults-once" not in done and "json-without-kept-defaults" not in done
+            assert "stable-defaults-once" not in done
             assert "websocket-allow-list" in done and Application.on_session_created is created
     lines = [record.getMessage() for record in caplog.records]
     assert lines[0].startswith("Lineare: pages are built on the event loop, as plain Panel does: "
                                "bokeh.io.doc._PATCHED_CURDOCS is a ContextVar, not a list")
     assert any(line.startswith("Lineare: patch synced-parameters-once left out: panel.reactive.Syncable._init_params "
                                "is not the function it repeats") for line in lines)
-    assert "Lineare: patch json-without-kept-defaults left out: it needs stable-defaults-once, left out" in lines
-    assert len(lines) == 5, lines       # install(), then build-on-thread, synced, stable defaults and JSON once each
+    assert len(lines) == 4, lines       # install(), then build-on-thread, synced and stable defaults once each
 
 
 def test_the_patches_listing_names_every_replacement(capsys):

@@ -15,7 +15,6 @@ Invariants:
 - before a patch is installed every target is looked up and checked (present, of the expected kind, and for a
   patch that repeats a library function's body, that body's source hash): a target that is not what the patch
   was written against leaves the patch out, with one log line; nothing is replaced half-way;
-- a patch that another needs (`needs`) is installed first, and a patch whose need was left out is left out too;
 - `installed()` puts back every replaced attribute afterwards: tests choose patched or unpatched explicitly
   (never a side effect of which test ran before).
 """
@@ -47,7 +46,6 @@ class Patch:
     test: str                     # the test that checks it
     bokeh_3_10: str               # "survives?" (nothing known against it), "cannot survive: why", "unneeded: why"
     sources: tuple = ()           # ((dotted path of a function whose body it repeats, sha256[:16] of its source), …)
-    needs: tuple = ()             # patches installed before it
     replaces: tuple = ()          # the targets it sets (default: every target); put back by uninstall()
 
     @property
@@ -109,13 +107,6 @@ PATCHES = (
           "tests/test_building.py::test_synced_parameters_listed_once_give_panels_own_parameters",
           "survives? (Panel, guarded by its source)",
           sources=(("panel.reactive.Syncable._init_params", "3c20aeeded14dbf2"),)),
-    Patch("json-without-kept-defaults", SPEED, "serialize_set_values_only",
-          "a document's JSON drops the kept defaults unread",
-          (("bokeh.core.has_props.HasProps.query_properties_with_values", FUNCTION),),
-          "tests/test_building.py::test_set_values_serialized_as_bokeh_serializes_them",
-          "survives? (guarded by its source)",
-          sources=(("bokeh.core.has_props.HasProps.query_properties_with_values", "e864a09d384658f4"),),
-          needs=("stable-defaults-once",)),
     Patch("kept-pages-written-once", SPEED, "write_kept_pages_once",
           "a kept session's HTML written once, each GET's token put in",
           (("panel.io.server.server_html_page_for_session", FUNCTION), ("panel.io.state.state._sessions", ANY)),
@@ -279,8 +270,7 @@ def install(names=None, skip=()):
     for patch in wanted:
         if patch.name in done:
             continue
-        trouble = problem(patch) or next((f"it needs {need}, left out" for need in patch.needs if need not in done),
-                                         None)
+        trouble = problem(patch)
         if trouble:
             log.warning("Lineare: patch %s left out: %s", patch.name, trouble)
             continue
