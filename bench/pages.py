@@ -1,13 +1,13 @@
 """Server CPU per page opened: every page, both languages, and where the time goes.
 
     .venv/bin/python -m bench.pages [--reps N] [--pages state,home] [--languages it,en] [--server]
-                                    [--profile PAGE [--lang L]] [--json]
+                                    [--no-patches] [--profile PAGE [--lang L]] [--json]
 
 CPU time, never wall time: the machine these numbers come from is shared, and a busy neighbour
 stretches the wall clock but not the CPU a page costs (it still varies a little: caches are shared).
 
-In-process (default): each page is built as `python -m app` builds it (app/server/building.py's walks put
-off, no document validation), on a fresh Document with the page's URL, then written as the browser
+In-process (default): each page is built as `python -m app` builds it (its speed patches, app/server/patches.py,
+unless --no-patches; no document validation), on a fresh Document with the page's URL, then written as the browser
 asks for it: the GET's HTML (Panel's `server_html_page_for_session`) and the PULL-DOC reply (the
 Document's JSON). The first build of each page warms the per-process caches (runs, checkpoints,
 texts) and is not counted; each counted build starts after a full collection (what one costs depends on
@@ -42,7 +42,10 @@ Each row also gives the machine's plain-Python speed measured just after it (`be
 development machines it moved by up to 2× within an hour with nothing else running, and a row measured
 while the machine was slow shows it.
 
-Target (issue 24): ≤ 0.3 s of server CPU per page opened, for every page in both languages.
+Each row also gives the page's Panel objects (widgets, panes, layouts, components: what it is made of) and Bokeh
+models, counted in-process (with --server: one build here, as the server builds it).
+
+Target: ≤ 0.3 s of server CPU per page opened, for every page in both languages, with --no-patches.
 """
 import argparse
 import contextlib

@@ -289,7 +289,7 @@ for page, panel, ours, varies in zip(pages, panels, [document_json(*page) for pa
 
 
 def test_the_cheaper_builds_change_no_page():
-    """cheaper_builds() (every server, bench.pages): each page's document, as the browser gets it, is the one
+    """The speed patches (every server, bench.pages): each page's document, as the browser gets it, is the one
     Bokeh and Panel make without the patches (every page in English, two in Italian; ids named in order)."""
     import subprocess
     import sys
