@@ -41,7 +41,7 @@ def test_a_build_and_the_event_loop_never_see_each_others_current_document(monke
 
 def test_a_page_build_walks_its_document_once():
     """Bokeh walks a document's whole model graph after each change that may add a model; a page is built under
-    Bokeh's public doc.models.freeze() (app/shell.py serve()), so it is walked once, at the end (twelve times for
+    Bokeh's public doc.models.freeze() (app/shell.py serve()), so it is walked once, at the end (eight times for
     the state page without it), patched or not."""
     from bokeh.document.models import DocumentModelManager
     from panel.io.application import build_single_handler_application
