@@ -9,11 +9,11 @@ import argparse
 
 from app.dashboards import DASHBOARDS
 from app.devtools import ROOT, browser, running_server
+from app.lessons import LESSONS
 
 OUT = ROOT / "assets" / "screenshots"
 # one card of every lesson, as a class meets it (the picture the card asks about on the same screen)
-LESSON_CARDS = {"softmax": 2, "two-bills": 1, "state": 3, "transition": 1, "memory-fails": 2,
-                "parallel-recurrent": 1, "architectures": 1}
+PREFERRED_CARDS = {"softmax": 2, "state": 3, "memory-fails": 2}            # else the first
 
 
 def pages():
@@ -35,7 +35,8 @@ def pages():
     shots.append(("architectures-superiore", "/architectures", "&level=superiore&arch=rwkv7"))
     # the first lesson with φ on, a card of every lesson, and presenter mode
     shots.append(("softmax-linear", "/softmax", "&attention=linear&t=5"))
-    for slug, card in LESSON_CARDS.items():
+    for slug in LESSONS:
+        card = PREFERRED_CARDS.get(slug, 1)
         shots.append((f"lesson-{slug}", f"/{slug}", f"&lesson={slug}&card={card}"))
     shots.append(("present-transition", "/transition", "&present=1&gate=scalar&alpha=0.7&beta=0.5"))
     return shots

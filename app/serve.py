@@ -29,8 +29,10 @@ BOKEH_SIGN_SESSIONS=true in its environment. What a visitor's websocket may chan
 events; anything else is refused in one log line.
 """
 import argparse
+import contextlib
 import errno
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -45,6 +47,7 @@ SETUP = Path(__file__).resolve().parent / "server" / "panel_setup.py"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
 MAX_WEBSOCKET_MESSAGE = 256 * 1024    # our pages send under 1 KB a message (app/server/websocket.py); Tornado: 10 MB
+STOP_WAIT_S = 1.5                # a stopping server's forked processes get this long before they are killed
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
@@ -128,6 +131,34 @@ def start_note(args, count):
 BOKEH_CHECKS = ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS")
 
 
+def stop_together():
+    """SIGTERM to the server's process (what `kill`, a supervisor or a service manager sends) and Ctrl-C stop every
+    server process it forked, not only itself (Tornado's parent only waits for its children; they kept serving the
+    port after it was gone). Ctrl-C reaches every process of the terminal's group: the forked ones go at once and
+    quietly, the first says so in one line."""
+    import psutil
+
+    parent = os.getpid()
+
+    def stop(signum, _frame):
+        if os.getpid() != parent:                  # a forked server (its SIGTERM is Bokeh's own, on its loop)
+            os._exit(0)
+        if signum == signal.SIGINT:
+            print("\nLineare: stopped (Ctrl-C).", file=sys.stderr, flush=True)
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        _gone, alive = psutil.wait_procs(children, timeout=STOP_WAIT_S)
+        for child in alive:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
 def bokeh_checks_off():
     for name in BOKEH_CHECKS:
         os.environ.setdefault(name, "false")
@@ -165,7 +196,17 @@ def main(argv=None):
     parser.add_argument("--max-waiting-builds", type=arguments.positive, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
+    parser.add_argument("--patches", action="store_true",
+                        help="list every replacement of a Panel, Bokeh, param or Tornado internal this server makes "
+                             "(what, guard, versions checked, its test) and exit")
+    parser.add_argument("--no-patches", action="store_true",
+                        help="serve with none of them: Panel and Bokeh as released (no build thread, no websocket "
+                             "allow-list, no cheaper builds; to compare, or on untested versions)")
     args = parser.parse_args(argv)
+    if args.patches:
+        from app.server import patches
+        print(patches.rows())
+        return 0
 
     problem = port_problem(args.address, args.port)
     if problem:
@@ -193,15 +234,19 @@ def main(argv=None):
           f"process{'es' if count > 1 else ''} ({start_note(args, count)}; the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
-    security.install()
-    websocket.install(idle_s=args.idle_minutes * 60)
+    security.one_line_for_closed_connections()
+    websocket.install(idle_s=args.idle_minutes * 60, allow_list=False)
     memory.install(forks=count > 1)
-    building.cheaper_builds()
-    building.write_kept_pages_once()
-    if not args.build_on_loop:
+    if args.no_patches:
+        print("Lineare: --no-patches: Panel and Bokeh as released (no build thread, no websocket allow-list, no "
+              "security handlers, no cheaper builds)", file=sys.stderr, flush=True)
+    else:
+        from app.server import patches
         building.MAX_WAITING = max(1, args.max_waiting_builds)
-        building.install()
+        patches.install(skip=("build-on-thread",) if args.build_on_loop else ())
     sys.argv = panel_serve_args(args, extra)
+    if command_line:
+        stop_together()
     return panel_main()
 
 

@@ -1,5 +1,5 @@
 """Writes `laboratories.ipynb` (clean, no outputs) next to this file: every laboratory in a cell, then the
-engine's records and sweeps with HoloViews (engine/charts.py). Needs Lineare installed (`pip install .`).
+engine's records and sweeps with HoloViews (lineare/charts.py). Needs Lineare installed (`pip install .`).
 
     .venv/bin/python notebooks/make_laboratories.py
 """
@@ -112,7 +112,8 @@ gated delta rule on 12 tokens: every head's state $S_t$ as an `hv.HoloMap` of im
 the token and the head), then the gates and the error the delta rule corrects, token by token."""),
     ("code", r"""import torch
 
-from engine import capacity, charts, stepping
+from engine import capacity, stepping
+from lineare import charts
 
 torch.manual_seed(0)
 T, H, d_k, d_v = 12, 2, 8, 8

@@ -1,4 +1,4 @@
-"""engine.charts: HoloViews views of the engine's records and sweeps hold the engine's own numbers."""
+"""lineare.charts: HoloViews views of the engine's records and sweeps hold the engine's own numbers."""
 import re
 
 import numpy as np
@@ -6,7 +6,8 @@ import pytest
 import torch
 
 import holoviews as hv
-from engine import capacity, charts, stepping
+from engine import capacity, stepping
+from lineare import charts
 
 
 @pytest.fixture(scope="module")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from app.dashboards import DASHBOARDS
 from app.dashboards.memory_fails.lesson import CARDS as MEMORY_CARDS
 from app.dashboards.memory_fails.model import MemoryStore, recall
 from app.i18n import language
@@ -338,7 +339,7 @@ def _it(msgid):
     return _(msgid)
 
 
-PAGES = ["home", "softmax", "two-bills", "state", "transition", "memory-fails", "parallel-recurrent", "architectures"]
+PAGES = ["home", *(dashboard.slug for dashboard in DASHBOARDS)]
 
 
 @pytest.mark.parametrize("slug", PAGES)

@@ -205,7 +205,7 @@ def test_the_secret_key_file(tmp_path, monkeypatch):
 
 def test_closed_connections_are_logged_in_one_line(caplog):
     before = logging.getLogRecordFactory()
-    security._one_line_for_closed_connections()
+    security.one_line_for_closed_connections()
     try:
         logger = logging.getLogger("tornado.application")
         with caplog.at_level(logging.ERROR):

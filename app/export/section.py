@@ -24,6 +24,7 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from app.components.browser import module
 from app.components.player import Player
 from app.export.files import SIZES, ExportRefused, make_file
 from app.export.pages import PAGES
@@ -53,24 +54,7 @@ class FrameProbe(JSComponent):
 
     BROWSER_WRITES = ("frame", "speed")           # what the server accepts from the browser (app/server/websocket.py)
 
-    _esm = """
-    export function render({ model }) {
-      function read(event) {
-        if (!event.composedPath().some(e => e.classList && e.classList.contains("lineare-export"))) { return }
-        const shown = document.body.dataset.lineareFrame
-        const speed = Number(new URL(window.location.href).searchParams.get("speed"))
-        if (shown !== undefined && Number(shown) !== model.frame) { model.frame = Number(shown) }
-        if (speed > 0 && speed !== model.speed) { model.speed = speed }
-      }
-      const key = (event) => { if (event.key === "Enter" || event.key === " ") { read(event) } }
-      document.addEventListener("pointerdown", read, true)
-      document.addEventListener("keydown", key, true)
-      model.on("remove", () => {
-        document.removeEventListener("pointerdown", read, true)
-        document.removeEventListener("keydown", key, true)
-      })
-    }
-    """
+    _esm = module("frame_probe")
 
 
 class ExportDownload(pn.widgets.FileDownload):

@@ -25,7 +25,8 @@ open page sends a sign of life once a minute while it is visible (app/components
 class listening to its teacher keeps its pages and a tab left in the background or a script holding
 a place is let go.
 
-`install()` replaces `WSHandler.on_message` (Bokeh's logs a failing message in full with its traceback,
+`install_allow_list()` replaces `WSHandler.on_message` and `on_pong` (listed in app/server/patches.py; Bokeh's
+logs a failing message in full with its traceback,
 Panel and Tornado log it again, and the ERROR reply carries the traceback) by `on_message` below.
 """
 import json
@@ -336,18 +337,29 @@ class OneLine(logging.Filter):
 _pong = None
 
 
-def install(idle_s=IDLE_S):
-    """Put `on_message` in place of Bokeh's, close connections idle for `idle_s`; failed session
-    callbacks in one line."""
-    global IDLE_S, _pong
+def install(idle_s=IDLE_S, allow_list=True):
+    """Close connections idle for `idle_s`; failed session callbacks in one line (Panel's exception handler and a
+    log filter: public hooks); `allow_list`: put `on_message` in place of Bokeh's (install_allow_list)."""
+    global IDLE_S
     import panel as pn
-    from bokeh.server.views.ws import WSHandler
 
     IDLE_S = idle_s
+    pn.config.exception_handler = failed_callback
+    panel_log = logging.getLogger("panel.reactive")
+    if not any(isinstance(one, OneLine) for one in panel_log.filters):
+        panel_log.addFilter(OneLine())
+    if allow_list:
+        install_allow_list()
+
+
+def install_allow_list():
+    """Patch Bokeh's WSHandler: `on_message` and `on_pong` below in place of Bokeh's (Bokeh's logs a failing
+    message in full with its traceback, Panel and Tornado log it again, and the ERROR reply carries the
+    traceback)."""
+    global _pong
+    from bokeh.server.views.ws import WSHandler
+
     if WSHandler.on_message is on_message:
         return
     _pong = WSHandler.on_pong
     WSHandler.on_message, WSHandler.on_pong = on_message, on_pong
-    pn.config.exception_handler = failed_callback
-    logging.getLogger("panel.reactive").addFilter(OneLine())
-

@@ -6,6 +6,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
+from app.components.browser import callback
 from app.components.controls import sidebar_label
 from app.components.later import Later, in_section
 from app.components.player import Player
@@ -395,14 +396,7 @@ def show_matrix(picture, matrix, limit):
 def powers_of_ten():
     """Tick labels of tiny differences as 5,0 · 10⁻⁶ in the page's number format (Bokeh's own wrote 5.0e-6 and
     0.0e+0 on Italian pages too)."""
-    return CustomJSTickFormatter(args={"locale": browser_locale()}, code="""
-        if (tick === 0) { return "0" }
-        const power = Math.floor(Math.log10(Math.abs(tick)))
-        const digits = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷",
-                        "8": "⁸", "9": "⁹"}
-        const mantissa = (tick / 10 ** power).toLocaleString(locale, {minimumFractionDigits: 1,
-                                                                      maximumFractionDigits: 1})
-        return mantissa + " · 10" + String(power).split("").map(c => digits[c]).join("")""")
+    return CustomJSTickFormatter(args={"locale": browser_locale()}, code=callback("small_numbers"))
 
 
 build = FormsView.build

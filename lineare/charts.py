@@ -1,6 +1,7 @@
 """The engine's records and sweeps as HoloViews objects, for a notebook (the app's pages draw with Bokeh directly).
 
-    from engine import charts, stepping
+    from engine import stepping
+    from lineare import charts
     o, state, records = stepping.run("deltanet", q, k, v, beta=beta)    # q, k, v [1, T, H, ·]
     charts.states(records)                    # hv.HoloMap of hv.Image: S_t, one frame per (token, layer, head)
     charts.gates(records)                     # the transition's decay and the delta rule's β, per token
