@@ -4,7 +4,7 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"torch": "pytorch"}          # the same package under conda-forge's name
+CONDA_NAMES = {"torch": "pytorch", "redis": "redis-py"}   # the same packages under conda-forge's names
 
 
 def names(requirements):
