@@ -86,6 +86,10 @@ def check_card(card):
     return {"slug": card["slug"], "number": card["number"], "choices": card["choices"], "guess": card.get("guess")}
 
 
+def same_card(a, b):
+    return a is not None and b is not None and (a["slug"], a["number"]) == (b["slug"], b["number"])
+
+
 def tally(choices, count):
     """Counts per choice (a list of `count`) of the chosen indices."""
     counts = [0] * count
@@ -120,6 +124,9 @@ class Rooms:
                 return code, secret
         raise Refused("rooms")
 
+    def check(self):
+        """Raise OSError (or the client's error) now when the store cannot be reached, not at the first class."""
+
     # each store implements: _create, is_teacher, goto, show, reveal, end, close, join, answer, sketch, state,
     # versions, chosen, sketches, expire
 
@@ -147,6 +154,15 @@ class SqliteRooms(Rooms):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()                 # pages are built on a thread of their own
         self._connection, self._pid = None, None
+
+    def check(self):
+        connection = sqlite3.connect(self.path, timeout=5)          # made, then let go: never carried over a fork
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(SCHEMA)
+        finally:
+            connection.close()
+        os.chmod(self.path, 0o600)
 
     def _db(self):
         if self._pid != os.getpid():
@@ -231,7 +247,9 @@ class SqliteRooms(Rooms):
 
         def goto(db):
             room = self._teacher(db, code, secret)
-            if room["card"] == card and room["phase"] != "ended":
+            if same_card(room["card"], card) and room["phase"] != "ended":
+                if room["card"] != card:                  # the card's page, built, adds its sketch's axes
+                    self._changed(db, code, card=json.dumps(card))
                 return room["turn"]                       # already there (the teacher's page came again)
             results = archived(room["results"], room["card"], self._counts(db, code, room), room["correct"])
             db.execute("DELETE FROM answers WHERE code = ?", (code,))
@@ -418,6 +436,14 @@ class RedisRooms(Rooms):
         self._join = self.client.register_script(_JOIN)
         self.ttl = max(1, int(self.idle_s))
 
+    def check(self):
+        import redis
+
+        try:
+            self.client.ping()
+        except redis.RedisError as error:
+            raise OSError(f"Redis does not answer: {error}") from error
+
     def _keys(self, code, turn=None):
         base = self.PREFIX + code
         keys = {"room": base, "members": base + ":members", "version": base + ":version"}
@@ -506,7 +532,11 @@ class RedisRooms(Rooms):
         card = check_card(card)
 
         def goto(room, counts, pipe):
-            if room["card"] == card and room["phase"] != "ended":
+            if same_card(room["card"], card) and room["phase"] != "ended":
+                if room["card"] != card:
+                    pipe.hset(self._keys(code)["room"], mapping={"card": json.dumps(card),
+                                                                 "guess": "1" if card["guess"] else "0"})
+                    self._touch(pipe, code, room["turn"])
                 return room["turn"]
             results = self._archive(code, room, counts, pipe)
             turn = room["turn"] + 1
