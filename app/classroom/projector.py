@@ -24,7 +24,7 @@ from panel.custom import JSComponent
 from app.classroom import live
 from app.classroom.phone import JS, Bucket, Shaped, browser_accepts
 from app.classroom.store import Refused
-from app.i18n import LANGUAGES, _, format_number, language
+from app.i18n import LANGUAGES, _, format_number, language, ngettext
 
 ROOMS_PER_ADDRESS, ROOM_EVERY_S = 5, 600.0
 COMMANDS = ("start", "show", "reveal", "next", "end", "close")
@@ -65,11 +65,10 @@ class ClassPanel(JSComponent):
 
 def panel_words():
     return {"start": _("Start a class"), "start_hint": _("Students answer each card on their phones."),
-            "open": _("Open on a phone:"), "or_code": _("or go to /join and type the code"), "code": _("Code"),
-            "joined": _("joined"), "answered": _("answered"), "of": _("of"),
+            "open": _("Open on a phone:"), "code": _("Code"), "joined": _("Joined"), "answered": _("Answered"),
             "show": _("Show answers"), "reveal": _("Reveal"), "next": _("Next card"), "end": _("End class"),
             "close": _("Close the class"), "csv": _("Download the results (CSV)"),
-            "summary": _("Summary of the lesson"), "right": _("right"), "nobody": _("No answers."),
+            "summary": _("Summary of the lesson"), "nobody": _("No answers."),
             "gone": _("The class has been closed."), "busy": _("No more classes can be opened from here now: try "
                                                                "again later."),
             "unreachable": _("Phones cannot open localhost: start the server with --lan (./scripts/app --lan)."),
@@ -119,11 +118,16 @@ def summary_rows(results):
             continue
         card, correct = cards[result["number"] - 1], result["correct"]
         right = result["counts"][correct] if correct is not None else None
+        answered = result["answered"]
+        if right is None:              # ended before the reveal
+            score = ngettext("{n} answer", "{n} answers", answered).format(n=answered)
+        else:
+            score = ngettext("{right} of {n} right ({share}%)", "{right} of {n} right ({share}%)", right).format(
+                right=right, n=answered, share=format_number(round(100 * right / answered)))
         rows.append({"heading": html.escape(_("{title} · card {n}").format(title=_(TITLES[result["slug"]]),
                                                                             n=result["number"])),
-                     "prompt": inline_html(_(card.prompt)), "answered": result["answered"],
-                     "right": right, "share": None if right is None else format_number(
-                         round(100 * right / result["answered"])) + "%"})
+                     "prompt": inline_html(_(card.prompt)), "answered": answered, "right": right,
+                     "score": score})
     return rows
 
 

@@ -64,8 +64,7 @@ export function render({ model, el }) {
       const item = make("li")
       const head = make("div", "heading"); head.innerHTML = row.heading
       const prompt = make("div", "prompt"); prompt.innerHTML = row.prompt
-      const score = make("div", "score", row.share === null ? `${row.answered} ${w.answered}`
-                                                             : `${row.right} ${w.of} ${row.answered} ${w.right} (${row.share})`)
+      const score = make("div", "score", row.score)
       item.append(head, prompt, score)
       list.append(item)
     }
@@ -104,7 +103,7 @@ export function render({ model, el }) {
     const counts = make("div", "counts")
     const count = (n, what, name) => {
       const box = make("div", name)
-      box.append(make("span", "n", n), " " + what)
+      box.append(make("span", "what", what), make("span", "n", n))
       return box
     }
     counts.append(count(String(room.joined), w.joined, "joined"),
