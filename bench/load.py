@@ -363,12 +363,14 @@ class Phone(Follower):
 class Teacher(Follower):
     """The projector's page of a lesson card in presenter mode: starts a class, shows, reveals, moves it on."""
     presses: int = 0
+    grant: str = ""
 
     async def start(self, path):
         self.path = path
         await self.follow("ClassPanel")
         await self.command("start")
         await self.until("grant", bool)
+        self.grant = self.values["grant"]              # the tab keeps it (sessionStorage) for the next pages
         await self.until("room", lambda room: room.get("view") == "on")
         return self.values["room"]["code"]
 
@@ -384,7 +386,7 @@ class Teacher(Follower):
         """Next card: the room moves, the projector follows the card's link and is the room's teacher there."""
         await self.command("next")
         await self.until("room", lambda room: room.get("go"))
-        href, grant = self.room["go"], self.values["grant"]
+        href, grant = self.room["go"], self.grant
         await self.close()
         self.closing, self.path, self.values, self.seen = False, "/" + href.lstrip("./"), {}, []
         await self.follow("ClassPanel")

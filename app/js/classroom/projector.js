@@ -95,8 +95,11 @@ export function render({ model, el }) {
     const qr = make("div", "qr"); qr.innerHTML = room.qr
     qr.setAttribute("role", "img"); qr.setAttribute("aria-label", w.qr)
     const where = make("div", "where")
-    where.append(make("div", "open", w.open), make("div", "link", room.link.replace(/^https?:\/\//, "").split("?")[0]),
-                 make("div", "what", w.code), make("div", "letters", room.code))
+    // the address as host and path, each kept whole (a port number is never split over two lines)
+    const address = new URL(room.link)
+    const link = make("div", "link")
+    link.append(make("span", "", address.host), make("span", "", address.pathname))
+    where.append(make("div", "open", w.open), link, make("div", "what", w.code), make("div", "letters", room.code))
     join.append(qr, where)
     panel.append(join)
     if (!room.reachable) { panel.append(make("p", "warn", w.unreachable)) }
