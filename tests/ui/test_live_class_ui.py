@@ -76,7 +76,8 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
         marked = [i for i, bar in enumerate(bars.all()) if "correct" in bar.get_attribute("class")]
         assert len(marked) == 1                                  # the projector marks the right choice
         for phone, chose in ((english, 0), (italian, 1)):
-            assert phone.locator("section.phone").get_attribute("data-verdict") == ("right" if chose in marked else "wrong")
+            verdict = phone.locator("section.phone").get_attribute("data-verdict")
+            assert verdict == ("right" if chose in marked else "wrong")
         assert italian.locator("p.explain").inner_text().strip() and english.locator("p.explain").inner_text().strip()
         assert english.locator(".verdict").inner_text().split(".")[0] in ("Right", "Not this time")
         assert italian.locator(".verdict").inner_text().split(".")[0] in ("Giusto", "Non questa volta")
