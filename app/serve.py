@@ -45,6 +45,7 @@ from app import data_path
 from app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
 from app.classroom.store import ROOM_SIZE
 from app.server import building
+from lineare import arguments
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
@@ -161,16 +162,17 @@ def main(argv=None):
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(prog="python -m app", description="Serve the Lineare dashboards.",
-                                     epilog="Arguments after -- go to `panel serve` unchanged.")
-    parser.add_argument("--port", type=int, default=5006)
+                                     epilog="Arguments after -- go to `panel serve` unchanged.",
+                                     formatter_class=arguments.Formatter)
+    parser.add_argument("--port", type=arguments.port, default=5006, help="the port to listen on")
     parser.add_argument("--address", default="localhost", help="interface to listen on (0.0.0.0: all)")
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                         help="hosts allowed to open the websocket (repeat; needed behind a proxy)")
-    parser.add_argument("--num-procs", type=int, default=None,
+    parser.add_argument("--num-procs", type=arguments.at_least(0), default=None,
                         help="server processes, sharing the port (default and 0: one per core on Linux; elsewhere 1)")
     parser.add_argument("--one-process", action="store_true",
                         help="serve from one process (the same as --num-procs 1)")
-    parser.add_argument("--show", action="store_true", help="open a browser tab")
+    parser.add_argument("--show", action="store_true", help="open the app in a browser tab")
     parser.add_argument("--warm", action="store_true",
                         help="build every page once before listening (a hosted demo: the first visitor waits less; "
                              "the server then answers about 10 s later than the 3 s without it)")
@@ -180,10 +182,10 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
-    parser.add_argument("--idle-minutes", type=float, default=10.0,
+    parser.add_argument("--idle-minutes", type=arguments.above(0.0), default=10.0,
                         help="close a connection that sent nothing this long (an open, visible page tells the "
                              "server once a minute that it is there; default: %(default)s)")
-    parser.add_argument("--max-waiting-builds", type=int, default=building.MAX_WAITING, metavar="N",
+    parser.add_argument("--max-waiting-builds", type=arguments.positive, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
     parser.add_argument("--lan", action="store_true",
@@ -193,13 +195,9 @@ def main(argv=None):
                         help="where a live class's rooms are kept, for every server process: sqlite:///PATH (default: "
                              "a file of this server in the runtime folder) or redis://HOST:PORT/DB (servers on "
                              "several machines)")
-    parser.add_argument("--room-size", type=int, default=ROOM_SIZE, metavar="N",
+    parser.add_argument("--room-size", type=arguments.positive, default=ROOM_SIZE, metavar="N",
                         help="students one live class takes (default: %(default)s)")
     args = parser.parse_args(argv)
-    if args.num_procs is not None and args.num_procs < 0:
-        parser.error("--num-procs must be 0 (one per core) or more")
-    if args.room_size < 1:
-        parser.error("--room-size must be at least 1")
     if args.lan and args.address == "localhost":
         args.address = "0.0.0.0"
     try:

@@ -902,7 +902,8 @@ def parse_args(argv):
     parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=None,
                         metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6; burst 2.5-3.5)")
     parser.add_argument("--app", action="store_true",
-                        help="measure python -m app (./scripts/app: one process per core) instead of the hosted mode")
+                        help="measure python -m app (./scripts/app: one process per core) instead of the "
+                             "hosted mode")
     parser.add_argument("--app-arg", action="append", default=[],
                         help="one more argument for python -m app (repeat), e.g. --app-arg=--one-process")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")

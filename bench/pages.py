@@ -360,8 +360,8 @@ def main(argv=None):
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--server", action="store_true", help="measure a real server's process CPU per page")
     parser.add_argument("--server-arg", action="append", default=None,
-                        help="with --server: python -m app's flags for its processes (default: one process serving as "
-                             "the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
+                        help="with --server: python -m app's flags for its processes (default: one process "
+                             "serving as the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
     parser.add_argument("--profile", metavar="PAGE", help="cProfile one build of PAGE")
     parser.add_argument("--lang", default="en", help="--profile's language")
     parser.add_argument("--json", action="store_true")

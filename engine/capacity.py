@@ -50,6 +50,7 @@ import torch
 
 from engine.ops import FORMS, forward
 from engine.tasks import KEY_KINDS, capacity_data
+from lineare import arguments
 
 RULES = {  # rule → (engine variant, log decay per write or None)
     "sum": ("linear", None),
@@ -185,7 +186,7 @@ def _int_at_least(low, high=None):
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python -m engine capacity",
+        prog="python -m engine capacity", formatter_class=arguments.Formatter,
         description="Write N key→value pairs into one layer's state, read every key back, and compare "
                     "the error with the closed-form bound ½·max(0, 1 − d_k/N).")
     p.add_argument("--rule", required=True, choices=list(RULES),
@@ -201,7 +202,7 @@ def _parser():
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="trial t draws its keys with seed + t")
     p.add_argument("--trials", type=_int_at_least(1, MAX_TRIALS), default=1, help="draws averaged per N")
     p.add_argument("--form", choices=FORMS, default="chunked", help="the engine form that does the writes")
-    p.add_argument("--dtype", choices=list(DTYPES), default="float64")
+    p.add_argument("--dtype", choices=list(DTYPES), default="float64", help="the numbers' precision")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 

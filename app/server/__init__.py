@@ -1,4 +1,5 @@
-"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring states what it keeps):
+"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring says what it
+keeps):
 
 - `building`: pages built on a thread of their own, the cap on builds waiting, and the build patches;
 - `websocket`: what a visitor's websocket may change (the allow-list), idle connections closed;

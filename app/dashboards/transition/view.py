@@ -84,9 +84,10 @@ class TransitionView(DashboardView):
             elementare=_("Every model here keeps a summary of the same size and updates it at every word in two "
                          "moves: first it transforms what it already holds (the **transition**), then it adds the new "
                          "pair, a label and its information. From one model to another it is mostly the transition "
-                         "that changes (the table below says what else differs). Turn the **knobs** in the menu (☰): "
+                         "that changes (the table below says what else differs). Turn the **knobs** {where}: "
                          "**forget α** fades the old summary, **correct β** erases what the summary held under a "
-                         "label before writing it again, and the **gate** says who decides the fading."),
+                         "label before writing it again, and the **gate** says who decides the fading.").format(
+                where=_("on the left") if session.notebook else _("in the menu (☰)")),
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
