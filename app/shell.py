@@ -81,7 +81,9 @@ def page(slug=None):
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
             card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
-            live = class_panel(session, *found, session.stores.get(slug)) if found is not None else None
+            # a live class's panel: Reveal runs the card's action on the page (the card's `class_reveal`)
+            live = class_panel(session, *found, session.stores.get(slug), content.main,
+                               getattr(card, "class_reveal", None)) if found is not None else None
             return shell(session, slug, content, card, live)
         return shell(session, slug, content)
     return build

@@ -22,6 +22,31 @@ OTHER = "/architectures?lesson=architectures&card=1&present=1&lang=en"
 FIRST = "/softmax?lesson=softmax&card=1&present=1&lang=it"
 
 
+def test_the_class_sketches_and_their_median_on_the_picture():
+    """A draw-your-guess card: each phone's sketch and the median where the sketches are, in the picture's units."""
+    import numpy as np
+    from bokeh.plotting import figure
+
+    from app.classroom.overlay import ClassSketches, axes, median_curve
+
+    flat = lambda y, start=0.0, end=1.0: [[start, y], [end, y]]
+    sketches = [flat(0.2), flat(0.4), flat(0.9), flat(0.1, end=0.5)]
+    at, median = median_curve(sketches)
+    assert np.allclose(median[at <= 0.5], 0.3) and np.allclose(median[at > 0.5], 0.4)   # four, then three
+    at, median = median_curve([flat(0.6, 0.25, 0.75)])
+    assert at.min() == 0.25 and at.max() == 0.75                    # only where a student drew
+    picture = figure(x_range=(0, 64), y_range=(1e-3, 1), y_axis_type="log", x_axis_label="pairs")
+    picture.line([0, 64], [1e-3, 1])
+    overlay = ClassSketches(picture)
+    overlay.draw(sketches[:3])
+    assert len(overlay.each.data["xs"]) == 3 and overlay.each.data["xs"][0] == [0.0, 64.0]
+    assert np.allclose(overlay.middle.data["y"], 10 ** (-3 + 0.4 * 3))       # the median, on the log axis
+    assert axes(picture)["x"] == [0.0, 64.0, False, "pairs"] and axes(picture)["y"][2] is True
+    downwards = ClassSketches(figure(x_range=(0, 10), y_range=(0, 8)), along="y")   # a row per token
+    downwards.draw([[[0.5, 0.0], [0.5, 1.0]]])
+    assert np.allclose(downwards.middle.data["x"], 5.0) and downwards.middle.data["y"][-1] == 8.0
+
+
 def redis_or_skip():
     try:
         return running_redis()
@@ -79,7 +104,11 @@ def _forked(parent):
 
 
 def run(coroutine):
-    return asyncio.run(asyncio.wait_for(coroutine, 300))
+    """The scenario on an event loop of its own thread (Playwright's sync API may hold this thread's)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, asyncio.wait_for(coroutine, 300)).result()
 
 
 async def room_of_three(url, path):

@@ -101,9 +101,24 @@ def qr_svg(link):
     return segno.make(link, error="m").svg_inline(scale=1, border=4, dark="#102a43", light="#ffffff", omitsize=True)
 
 
-def describe(slug, number, card):
+def describe(slug, number, card, figure=None, along="x"):
     """The card as the room keeps it: which, how many choices, its sketch's axes (None: no sketch)."""
-    return {"slug": slug, "number": number, "choices": len(card.choices), "guess": None}
+    from app.classroom.overlay import axes
+
+    return {"slug": slug, "number": number, "choices": len(card.choices),
+            "guess": axes(figure, along) if figure is not None else None}
+
+
+def guess_figure(card, view):
+    """(the picture a draw-your-guess card has the students sketch on, the axis its curve runs along), or
+    (None, "x") for a card without one (a card's `guess` names the picture among its view's `parts()`)."""
+    guess = getattr(card, "guess", None)
+    if guess is None or not hasattr(view, "parts"):
+        return None, "x"
+    from app.lessons import parts
+
+    found = parts(view, [guess.picture])
+    return (found[0] if found else None), guess.along
 
 
 def summary_rows(results):
@@ -163,8 +178,11 @@ def results_csv(results):
 class Teacher(param.Parameterized):
     """One projector page's side of the room: its commands, and the room drawn on its panel."""
 
-    def __init__(self, panel, slug, number, card, store, on_reveal, address, headers, next_href):
+    def __init__(self, panel, slug, number, card, store, on_reveal, address, headers, next_href, figure=None,
+                 along="x"):
         super().__init__()
+        self.figure, self.along = figure, along
+        self.overlay, self.drawn_sketches = None, None
         self.panel, self.slug, self.number, self.card, self.store = panel, slug, number, card, store
         self.on_reveal, self.address, self.headers, self.next_href = on_reveal, address, headers, next_href
         self.code = self.secret = self.stop = None
@@ -174,7 +192,7 @@ class Teacher(param.Parameterized):
         panel.param.watch(self._command, "command")
 
     def describe(self):
-        return describe(self.slug, self.number, self.card)
+        return describe(self.slug, self.number, self.card, self.figure, self.along)
 
     def _key(self, event):
         """The tab's secret of a room opened earlier: this page is the room's current card from now on."""
@@ -244,6 +262,14 @@ class Teacher(param.Parameterized):
                 self.stop()
             self.code = self.secret = None
 
+    def sketches(self, turn):
+        """The class's sketches over the card's picture (made when the answers are first shown)."""
+        from app.classroom.overlay import ClassSketches
+
+        if self.overlay is None:
+            self.overlay = ClassSketches(self.figure, self.along)
+        self.overlay.draw(live.rooms().sketches(self.code, turn))
+
     def following(self):
         from app.lessons import LESSONS
 
@@ -279,13 +305,17 @@ class Teacher(param.Parameterized):
         if here and state["phase"] in ("showing", "revealed"):
             room.update(counts=state["counts"], choices=[html.escape(_(str(c))) for c in self.card.choices],
                         correct=state["correct"])
+            if self.figure is not None and (state["turn"], state["sketched"]) != self.drawn_sketches:
+                self.sketches(state["turn"])
+            self.drawn_sketches = (state["turn"], state["sketched"])
         if state["phase"] == "ended":
             room.update(summary=summary_rows(state["results"]), csv=results_csv(state["results"]))
         self.panel.room = room
 
 
-def class_panel(session, slug, number, card, store, on_reveal=None):
-    """The live class's panel of a lesson card's page in presenter mode (None elsewhere)."""
+def class_panel(session, slug, number, card, store, view=None, on_reveal=None):
+    """The live class's panel of a lesson card's page in presenter mode (None elsewhere). `view`: the page's view
+    (a draw-your-guess card's picture is among its parts); `on_reveal`: what runs the card's action on the page."""
     import panel as pn
 
     from app.lessons import neighbours
@@ -300,5 +330,5 @@ def class_panel(session, slug, number, card, store, on_reveal=None):
 
     next_href = after if number < len(LESSONS[slug]) else ""
     Teacher(panel, slug, number, card, store, on_reveal, getattr(request, "remote_ip", None) or "?",
-            dict(getattr(request, "headers", {}) or {}), next_href or "")
+            dict(getattr(request, "headers", {}) or {}), next_href or "", *guess_figure(card, view))
     return panel
