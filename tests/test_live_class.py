@@ -234,7 +234,7 @@ def test_what_a_hostile_phone_tries_is_refused(served):
         await chooser.join(code, "en")
         await chooser.write("answer", [turn, 3])
         assert await told(chooser, "Something went wrong")
-        assert await refused(chooser, "sketch", [turn, [[0.5, 2.0], [0.1, 0.1]]])
+        assert await refused(chooser, "sketch", [turn, [0.5, 2.0], [0.1, 0.1]])          # a point off the axes
         # flooding: past a dozen taps the phone's choices are not taken (one answer of its own, at most)
         flooder = Phone(served.url)
         await flooder.join(code, "en")

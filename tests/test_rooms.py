@@ -212,3 +212,24 @@ def test_open_rooms_reads_the_url(tmp_path, redis_url):
     for bad in ("postgres://x", "sqlite:", "rooms.sqlite"):
         with pytest.raises(ValueError):
             open_rooms(bad)
+
+
+def test_what_a_phone_and_a_projector_write_passes_the_allow_list_only_in_its_shape():
+    """Each value our browser code sends is plain data the allow-list lets through (two lists deep at most) and of
+    its component's shape; anything else is refused before it is applied."""
+    from app.classroom.phone import Phone
+    from app.classroom.projector import ClassPanel
+    from app.server.websocket import _plain
+
+    sent = {(Phone, "hello"): ["K7QF2M", ""], (Phone, "answer"): [3, 1],
+            (Phone, "sketch"): [3, [0.0, 0.25], [0.5, 0.5], [1.0, 0.875]],
+            (ClassPanel, "command"): ["reveal", 4], (ClassPanel, "key"): "K7QF2M." + "x" * 32}
+    for (component, attr), value in sent.items():
+        assert _plain(value) and component.browser_accepts(attr, value), (component, attr)
+    refused = {(Phone, "answer"): [[[3, 1]], [3, 8], [3, -1], [3, True], ["3", 1], [3], [3, 1, 1]],
+               (Phone, "sketch"): [[3, [0.5, 1.5], [0, 0]], [3, [0, 0]], [3, [[0, 0], [1, 1]]], [3] + [[0, 0]] * 65],
+               (Phone, "hello"): [["x" * 21, ""], ["K7QF2M"], ["K7QF2M", "t" * 41]],
+               (ClassPanel, "command"): [["open", 1], ["reveal", -1], ["reveal"]], (ClassPanel, "key"): ["k" * 81]}
+    for (component, attr), values in refused.items():
+        for value in values:
+            assert not component.browser_accepts(attr, value), (component, attr, value)

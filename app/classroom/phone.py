@@ -5,7 +5,7 @@ its question and its choices only, large and touch-first, in the language the st
 
 The phone's browser code (app/js/classroom/phone.js) writes three things, and only these (BROWSER_WRITES, the
 websocket's allow-list): `hello` ([code, token]: join the room, or come back to one's place after a reload),
-`answer` ([turn, choice]) and `sketch` ([turn, points]). Each is checked twice: its shape by the allow-list before
+`answer` ([turn, choice]) and `sketch` ([turn, [x, y], …]). Each is checked twice: its shape by the allow-list before
 anything is applied (`browser_accepts`: a message of another shape is refused there, and too many refusals close
 the connection), then against the room as it is in the store (the card's choices, the turn, the phase, the
 phone's membership): what the room refuses changes nothing and the phone says why. Joining is rate limited: a
@@ -88,8 +88,17 @@ def _hello(value):
         raise ValueError("a code and a token")
 
 
+def _sketch(value):
+    """[turn, [x, y], [x, y], …]: the points follow the turn (a list of lists: the allow-list's plain data goes two
+    lists deep)."""
+    if not isinstance(value, (list, tuple)) or not value:
+        raise ValueError("a turn and its points")
+    _pair([value[0], 0], _choice)
+    _points(list(value[1:]))
+
+
 # what each attribute the browser writes must look like (empty: nothing yet)
-SHAPES = {"hello": _hello, "answer": lambda v: _pair(v, _choice), "sketch": lambda v: _pair(v, _points)}
+SHAPES = {"hello": _hello, "answer": lambda v: _pair(v, _choice), "sketch": _sketch}
 
 
 def browser_accepts(shapes, attr, value):
@@ -125,7 +134,7 @@ class Phone(JSComponent):
     place = param.List(default=[], doc="[code, token] of the room joined: the browser keeps it for a reload")
     hello = Shaped(SHAPES["hello"], default=[], doc="[code, token]: join (token '') or come back")
     answer = Shaped(SHAPES["answer"], default=[], doc="[turn, choice]")
-    sketch = Shaped(SHAPES["sketch"], default=[], doc="[turn, points]")
+    sketch = Shaped(SHAPES["sketch"], default=[], doc="[turn, [x, y], [x, y], …]")
     BROWSER_WRITES = ("hello", "answer", "sketch")
 
     @classmethod
@@ -208,7 +217,7 @@ class Student(param.Parameterized):
 
     def _sketch(self, event):
         if event.new:
-            self._send(live.rooms().sketch, *event.new)
+            self._send(live.rooms().sketch, event.new[0], list(event.new[1:]))
 
     def _send(self, write, turn, value):
         """write(code, token, turn, value) to the room unless the phone taps too fast; what the room refuses (a tap

@@ -109,3 +109,41 @@ def test_the_join_page_alone_asks_for_the_code(chromium, server):
         assert phone.problems == []
     finally:
         made.close()
+
+
+def test_a_phone_sketches_the_curve_it_expects(chromium, server):
+    """A draw-your-guess card on a phone: empty axes of the projector's picture, a stroke of a finger, sent once;
+    the room keeps it (the card is put in the room here, as the projector's page does for such a card)."""
+    from app.classroom.live import default_rooms
+    from app.classroom.store import open_rooms
+
+    rooms = open_rooms(default_rooms(int(server.rsplit(":", 1)[1])))
+    code, secret = rooms.open()
+    turn = rooms.goto(code, secret, {"slug": "memory-fails", "number": 1, "choices": 4,
+                                     "guess": {"x": [1, 16, False, "pairs"], "y": [0, 1, False, "share right"],
+                                               "along": "x"}})
+    made, phone = context(chromium, 390, 844, "en-US", touch=True)
+    try:
+        phone.goto(f"{server}/join?code={code}")
+        phone.locator("button.choice").nth(2).tap(timeout=60_000)
+        area = phone.locator(".sketch svg")
+        area.wait_for(timeout=20_000)
+        box = area.bounding_box()
+        send = phone.locator(".sketch button.go")
+        assert send.is_disabled()                                   # nothing drawn yet
+        phone.mouse.move(box["x"] + 0.2 * box["width"], box["y"] + 0.2 * box["height"])
+        phone.mouse.down()
+        for i in range(1, 11):
+            phone.mouse.move(box["x"] + (0.2 + 0.07 * i) * box["width"], box["y"] + (0.2 + 0.05 * i) * box["height"])
+        phone.mouse.up()
+        send.tap()
+        phone.locator("p.status", has_text="Your sketch is in.").wait_for(timeout=20_000)
+        phone.wait_for_timeout(500)
+        kept = rooms.sketches(code, turn)
+        assert len(kept) == 1 and 2 <= len(kept[0]) <= 40
+        xs, ys = zip(*kept[0])
+        assert all(0 <= v <= 1 for v in xs + ys) and xs == tuple(sorted(xs)) and ys[0] > ys[-1]   # falling line
+        assert rooms.state(code)["answered"] == 1 and phone.problems == []
+    finally:
+        made.close()
+        rooms.close(code, secret)

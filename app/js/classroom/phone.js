@@ -1,5 +1,5 @@
 // A student's phone in a live class (app/classroom/phone.py): it draws what the server's `screen` says and writes
-// back only `hello` ([code, token]), `answer` ([turn, choice]) and `sketch` ([turn, points]).
+// back only `hello` ([code, token]), `answer` ([turn, choice]) and `sketch` ([turn, [x, y], …]).
 // The token of the room joined is kept in this tab (sessionStorage), so a reload comes back to the same place; the
 // optional nickname never leaves the phone.
 
@@ -177,7 +177,7 @@ export function render({ model, el }) {
         if (sketched === s.turn) { root.append(make("p", "status", w.sketched)) }
         else {
           root.append(sketchArea(s.guess, w, (points) => {
-            model.sketch = [s.turn, points]
+            model.sketch = [s.turn, ...points]
             sketched = s.turn
             draw()
           }))
