@@ -233,3 +233,12 @@ def test_what_a_phone_and_a_projector_write_passes_the_allow_list_only_in_its_sh
     for (component, attr), values in refused.items():
         for value in values:
             assert not component.browser_accepts(attr, value), (component, attr, value)
+
+
+def test_one_address_opens_few_rooms_and_guesses_few_codes():
+    from app.classroom import phone, projector
+
+    opened = [projector.may_open("198.51.100.7") for _ in range(projector.ROOMS_PER_ADDRESS + 1)]
+    assert opened == [True] * projector.ROOMS_PER_ADDRESS + [False] and projector.may_open("198.51.100.8")
+    missed = [phone.may_miss("198.51.100.7") for _ in range(phone.MISSES + 1)]
+    assert missed == [True] * phone.MISSES + [False] and phone.may_miss("198.51.100.8")

@@ -40,7 +40,7 @@ def rooms():
     global _store
     with _store_lock:
         if _store is None:
-            url = os.environ.get(ROOMS_ENV) or default_rooms("test")
+            url = os.environ.get(ROOMS_ENV) or default_rooms("panel-serve")      # plain `panel serve app/pages/*.py`
             _store = open_rooms(url, idle_hours=IDLE_HOURS)
         return _store
 

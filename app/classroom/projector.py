@@ -31,6 +31,13 @@ COMMANDS = ("start", "show", "reveal", "next", "end", "close")
 _opened = {}                  # address → Bucket of rooms opened (this process)
 
 
+def may_open(address):
+    """Count one room opened from `address`; False once it opened ROOMS_PER_ADDRESS lately (in this process)."""
+    for old in [a for a, b in _opened.items() if b.full()]:
+        del _opened[old]
+    return _opened.setdefault(address, Bucket(ROOMS_PER_ADDRESS, ROOM_EVERY_S)).take()
+
+
 def _command(value):
     if not (isinstance(value, (list, tuple)) and len(value) == 2 and value[0] in COMMANDS
             and isinstance(value[1], int) and not isinstance(value[1], bool) and 0 <= value[1] < 2 ** 31):
@@ -219,8 +226,7 @@ class Teacher(param.Parameterized):
         if name == "start":
             if self.code is not None:
                 return
-            bucket = _opened.setdefault(self.address, Bucket(ROOMS_PER_ADDRESS, ROOM_EVERY_S))
-            if not bucket.take():
+            if not may_open(self.address):
                 self.panel.room = {"view": "off", "busy": True}
                 return
             try:

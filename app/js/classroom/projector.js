@@ -88,7 +88,9 @@ export function render({ model, el }) {
     if (!on) {
       if (room.view === "gone") { panel.append(make("p", "note", w.gone)) }
       if (room.busy) { panel.append(make("p", "note", w.busy)) }
-      panel.append(button("start", "▶ " + w.start, true), make("p", "hint", w.start_hint))
+      const start = button("start", "▶ " + w.start, true)
+      start.title = w.start_hint
+      panel.append(start)
       return
     }
     const join = make("div", "join")
