@@ -160,6 +160,14 @@ def test_a_class_of_sixty_on_every_process(served):
             assert counts == [made.count(i) for i in range(len(counts))]
         assert [r["answered"] for r in teacher.room["summary"]] == [CLASS, CLASS]
         assert all(phone.token not in teacher.room["csv"] for phone in phones)
+        for phone in phones:                              # each phone: the end, and its own score of two cards
+            await phone.until("screen", lambda screen: screen.get("view") == "ended")
+            assert phone.screen["count"] == 2 and 0 <= phone.screen["right"] <= 2
+        await teacher.command("close")                     # the room is gone: every phone says so
+        await teacher.until("room", lambda room: room.get("view") == "off")
+        assert teacher.values.get("grant", "") == ""        # the tab forgets the secret
+        for phone in phones:
+            await phone.until("screen", lambda screen: screen.get("view") == "gone")
         await other.until("room", lambda room: True)
         # the other room saw nothing of this one: its own card, its own three answers
         assert (other.room["joined"], other.room["answered"], other.room["phase"]) == (3, 3, "asking")

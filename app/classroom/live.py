@@ -68,6 +68,7 @@ class Listeners:
         self._lock = threading.Lock()
         self._poller = None
         self._expired = time.monotonic()
+        self._away = False
 
     def listen(self, code, on_change, doc):
         """Call on_change(state) on `doc`'s next tick after each change of room `code`; a function that stops."""
@@ -111,9 +112,14 @@ class Listeners:
             versions = rooms().versions(codes)
             changed = [c for c in codes if versions.get(c) != self._seen.get(c, -1)]
             states = {code: rooms().state(code) if code in versions else None for code in changed}
-        except Exception as error:             # a store that is away: said once a poll, the sessions keep theirs
-            log.warning("rooms: the store did not answer (%s)", error)
+        except Exception as error:             # a store that is away: said once, the sessions keep what they show
+            if not self._away:
+                log.warning("rooms: the store does not answer (%s); trying again every %g s", error, POLL_S)
+            self._away = True
             return
+        if self._away:
+            log.warning("rooms: the store answers again")
+            self._away = False
         for code, state in states.items():
             self._seen[code] = versions.get(code)
             with self._lock:
