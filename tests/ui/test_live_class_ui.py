@@ -5,6 +5,7 @@ import io
 import re
 
 from PIL import Image
+from test_access_ui import serious
 
 from app.devtools import is_local
 
@@ -61,6 +62,9 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
         assert english.locator("html").get_attribute("lang") == "en"
         assert english.locator("p.heading").inner_text().startswith("Lesson: Take away the softmax · card 1 of 5")
         assert italian.locator("p.heading").inner_text().startswith("Lezione: ")
+        assert serious(english) == [] and serious(projector) == []         # axe: the phone and the class's panel
+        for phone in (italian, english):                                     # nothing scrolls sideways
+            assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
         # each answers with a tap, one changes its mind; the projector counts two answers
         english.locator("button.choice").nth(0).tap()
         italian.locator("button.choice").nth(0).tap()
@@ -79,6 +83,7 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
             verdict = phone.locator("section.phone").get_attribute("data-verdict")
             assert verdict == ("right" if chose in marked else "wrong")
         assert italian.locator("p.explain").inner_text().strip() and english.locator("p.explain").inner_text().strip()
+        assert serious(italian) == [] and serious(projector) == []        # axe: the verdict, the bars
         assert english.locator(".verdict").inner_text().split(".")[0] in ("Right", "Not this time")
         assert italian.locator(".verdict").inner_text().split(".")[0] in ("Giusto", "Non questa volta")
         # next card: the projector follows the lesson's link, every phone moves
@@ -106,6 +111,7 @@ def test_the_join_page_alone_asks_for_the_code(chromium, server):
         phone.locator(".error", has_text="Nessuna sessione ha questo codice").wait_for(timeout=20_000)
         width = phone.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 390                                     # nothing scrolls sideways
+        assert serious(phone) == []
         assert phone.problems == []
     finally:
         made.close()
