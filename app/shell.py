@@ -9,7 +9,7 @@ import html
 
 import panel as pn
 
-from app.classroom.projector import class_panel
+from app.classroom.projector import class_panel, page_reveal
 from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
@@ -81,9 +81,9 @@ def page(slug=None):
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
             card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
-            # a live class's panel: Reveal runs the card's action on the page (the card's `class_reveal`)
+            # a live class's panel: Reveal runs the card's action on the page, as a student's acting would
             live = class_panel(session, *found, session.stores.get(slug), content.main,
-                               getattr(card, "class_reveal", None)) if found is not None else None
+                               page_reveal(card, found[2])) if found is not None else None
             return shell(session, slug, content, card, live)
         return shell(session, slug, content)
     return build

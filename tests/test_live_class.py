@@ -271,3 +271,32 @@ def test_what_a_hostile_phone_tries_is_refused(served):
     assert before["answered"] == 2 and after["answered"] == 3
     assert after["joined"] == 3 + 4              # the honest three; the hostile one, phone, chooser, flooder
     assert all(screen["phase"] == "asking" for screen in screens)
+
+
+def test_reveal_acts_on_the_projectors_card_as_a_student_would():
+    """Reveal sends the page's lesson card what a student's acting sends (the card layer's LessonCard): the right
+    choice, the class's median sketch on a draw-your-guess card, the player's frame reached on a played card."""
+    import param
+
+    from app.classroom.projector import page_reveal
+
+    class Card(param.Parameterized):                    # the LessonCard's browser-written parameters
+        chosen = param.Integer(default=-1)
+        played = param.Boolean(default=False)
+        guess = param.List(default=[])
+
+    class Guess:
+        along = "x"
+
+    class Record:
+        def __init__(self, guess=None, at=None):
+            self.guess, self.at = guess, at
+
+    widget = Card()
+    page_reveal(widget, Record(guess=Guess()))(2, [[[0, 0.2], [1, 0.2]], [[0, 0.6], [1, 0.6]], [[0, 0.4], [1, 0.4]]])
+    assert widget.chosen == 2 and not widget.played
+    assert len(widget.guess) > 2 and all(abs(y - 0.4) < 1e-9 for _x, y in widget.guess)     # the median line
+    played = Card()
+    page_reveal(played, Record(at=lambda store: 5))(1, [])
+    assert (played.chosen, played.played, played.guess) == (1, True, [])
+    assert page_reveal(None, Record()) is None and page_reveal(param.Parameterized(), Record()) is None

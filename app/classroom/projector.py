@@ -128,6 +128,29 @@ def guess_figure(card, view):
     return (found[0] if found else None), guess.along
 
 
+def page_reveal(widget, card):
+    """What runs the card's action on the projector's page at Reveal, given the page's lesson card `widget`: it is
+    sent what a student's browser sends when acting (the card layer's LessonCard: `chosen`, then the sketch of a
+    draw-your-guess card, here the class's median, or `played` for a card whose answer is a frame of the player),
+    so that the card gives the page back and shows its observation. None for a card without those."""
+    if widget is None or not all(name in widget.param for name in ("chosen", "played", "guess")):
+        return None
+
+    def reveal(correct, sketches):
+        from app.classroom.overlay import median_curve
+
+        widget.chosen = correct
+        guess = getattr(card, "guess", None)
+        if guess is not None:
+            at, median = median_curve(sketches, guess.along)
+            points = [[a, m] if guess.along == "x" else [m, a] for a, m in zip(at.tolist(), median.tolist())]
+            if len(points) >= 2:                   # no sketch came: the picture stays as it is
+                widget.guess = points
+        if getattr(card, "at", None) is not None:
+            widget.played = True
+    return reveal
+
+
 def summary_rows(results):
     """Per card of the class: its heading, question, answers and share right, in the page's language."""
     from app.components.text import inline_html
@@ -293,7 +316,8 @@ class Teacher(param.Parameterized):
             with language(code):
                 explain[code] = inline_html(self.card.observe(self.store))
         if self.on_reveal is not None:
-            self.on_reveal()
+            sketches = live.rooms().sketches(self.code, live.rooms().state(self.code)["turn"]) if self.figure else []
+            self.on_reveal(correct, sketches)
         return correct, explain
 
     def show(self, state):
