@@ -300,3 +300,19 @@ def test_reveal_acts_on_the_projectors_card_as_a_student_would():
     page_reveal(played, Record(at=lambda store: 5))(1, [])
     assert (played.chosen, played.played, played.guess) == (1, True, [])
     assert page_reveal(None, Record()) is None and page_reveal(param.Parameterized(), Record()) is None
+
+
+def test_the_join_link_is_an_address_the_phones_reach(monkeypatch):
+    from app import serve
+    from app.classroom import live, projector
+
+    monkeypatch.setattr(serve, "lan_addresses", lambda: ["192.168.1.20"])
+    hosted = {"Host": "demo.example.org", "X-Forwarded-Proto": "https"}
+    assert projector.join_link(hosted, "K7QF2M") == ("https://demo.example.org/join?code=K7QF2M", True)
+    monkeypatch.setenv(live.LAN_ENV, "0")
+    assert projector.join_link({"Host": "localhost:5006"}, "K7QF2M") == ("http://localhost:5006/join?code=K7QF2M",
+                                                                         False)      # the panel says: --lan
+    monkeypatch.setenv(live.LAN_ENV, "1")                 # python -m app --lan: the laptop's address on the network
+    assert projector.join_link({"Host": "127.0.0.1:5006"}, "K7QF2M") == ("http://192.168.1.20:5006/join?code=K7QF2M",
+                                                                         True)
+    assert projector.join_link({"Host": "192.168.1.20:5006"}, "K7QF2M")[0] == "http://192.168.1.20:5006/join?code=K7QF2M"
