@@ -9,7 +9,8 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
---secret-key-file, --build-on-loop, --max-waiting-builds; anything after `--` goes to `panel serve` unchanged.
+--secret-key-file, --build-on-loop, --max-waiting-builds, --lan, --rooms, --room-size; anything after `--` goes to
+`panel serve` unchanged.
 
 A classroom opens the same link at once, and a page costs the server about a second of CPU to
 build: so it serves from one process per core by default (Tornado forks them after binding the port;
@@ -20,6 +21,11 @@ Pages are built on a thread of their own (app/server/building.py), so that one v
 not stop every other session of the process; --build-on-loop builds them as plain Panel does. On
 Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessions close
 (app/server/memory.py), so that its memory comes back after a crowd has left.
+
+A live class (app/classroom/) keeps its room where every process reaches it: an SQLite file of this server by
+default (--rooms redis://HOST:PORT/DB for servers on several machines). --lan serves the classroom's network, so
+that the students' phones reach the join page: it listens on every interface and lets this machine's network
+addresses open the websocket.
 
 Session ids are signed (app/server/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
@@ -38,6 +44,8 @@ import sys
 from pathlib import Path
 
 from app import data_path
+from app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
+from app.classroom.store import ROOM_SIZE
 from app.server import building
 from lineare import arguments
 
@@ -55,6 +63,8 @@ def panel_serve_args(args, extra=()):
     """The `panel serve` command line for our options."""
     pages = sorted(str(p) for p in PAGES.glob("*.py"))
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    if getattr(args, "lan", False):
+        origins = [*origins, *(f"{address}:{args.port}" for address in lan_addresses())]
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
             "--num-procs", str(processes(args)), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
@@ -70,6 +80,19 @@ def panel_serve_args(args, extra=()):
     if processes(args) > 1:
         argv += shared_session_args(extra)
     return argv + list(extra)
+
+
+def lan_addresses():
+    """This machine's IPv4 addresses on its networks (what a phone in the classroom types), loopback left out.
+    Read from the machine's own interfaces (psutil): nothing is sent anywhere."""
+    import psutil
+
+    found = []
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family == socket.AF_INET and not address.address.startswith("127."):
+                found.append(address.address)
+    return found
 
 
 def processes(args):
@@ -202,11 +225,31 @@ def main(argv=None):
     parser.add_argument("--no-patches", action="store_true",
                         help="serve with none of them: Panel and Bokeh as released (no build thread, no websocket "
                              "allow-list, no cheaper builds; to compare, or on untested versions)")
+    parser.add_argument("--lan", action="store_true",
+                        help="serve the classroom's network (students' phones join a live class): listen on every "
+                             "interface and accept this machine's network addresses as websocket origins")
+    parser.add_argument("--rooms", default=None, metavar="URL",
+                        help="where a live class's rooms are kept, for every server process: sqlite:///PATH (default: "
+                             "a file of this server in the runtime folder) or redis://HOST:PORT/DB (servers on "
+                             "several machines)")
+    parser.add_argument("--room-size", type=arguments.positive, default=ROOM_SIZE, metavar="N",
+                        help="students one live class takes (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.patches:
         from app.server import patches
         print(patches.rows())
         return 0
+    if args.lan and args.address == "localhost":
+        args.address = "0.0.0.0"
+    try:
+        from app.classroom.store import open_rooms
+
+        rooms_url = args.rooms or default_rooms(args.port)
+        open_rooms(rooms_url).check()          # a wrong URL, an unwritable folder, Redis away: said now
+    except (ValueError, OSError) as error:
+        parser.error(f"--rooms: {error}")
+    os.environ[ROOMS_ENV], os.environ[SIZE_ENV] = rooms_url, str(args.room_size)   # read by every forked process
+    os.environ[LAN_ENV] = "1" if args.lan else "0"
 
     problem = port_problem(args.address, args.port)
     if problem:
@@ -230,6 +273,9 @@ def main(argv=None):
     count = processes(args)
     if count > 1:
         process_threads(count)
+    if args.lan:
+        print("Lineare: students join a live class at " + ", ".join(
+            f"http://{a}:{args.port}/join" for a in lan_addresses()), file=sys.stderr, flush=True)
     print(f"Lineare: starting on http://{args.address}:{args.port} with {count} server "
           f"process{'es' if count > 1 else ''} ({start_note(args, count)}; the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)

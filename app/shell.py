@@ -12,6 +12,7 @@ import html
 
 import panel as pn
 
+from app.classroom.projector import class_panel, page_reveal
 from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
@@ -80,13 +81,17 @@ def page(slug=None):
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
             card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
-            return shell(session, slug, content, card)
+            # a live class's panel: Reveal runs the card's action on the page, as a student's acting would
+            live = class_panel(session, *found, session.stores.get(slug), content.main,
+                               page_reveal(card, found[2])) if found is not None else None
+            return shell(session, slug, content, card, live)
         return shell(session, slug, content)
     return build
 
 
-def shell(session, slug, content: Page, card=None):
-    """The template around `content`; a lesson's `card` goes above the page's main area."""
+def shell(session, slug, content: Page, card=None, live=None):
+    """The template around `content`; a lesson's `card` goes above the page's main area, and the panel of a live
+    class (`live`: a lesson card's page in presenter mode) at its right edge."""
     title = _("Lineare")
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
@@ -110,7 +115,7 @@ def shell(session, slug, content: Page, card=None):
     # FlexBox only when at most two laid-out columns hold it (a third left every picture of
     # "Where memory fails" at zero size)
     main = pn.Column(notices(session), *([card] if card is not None else []), content.main,
-                     Presence(height=0, width=0, margin=0),
+                     Presence(height=0, width=0, margin=0), *([live] if live is not None else []),
                      sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])

@@ -19,6 +19,8 @@ websocket compression):
                     language, so that each server keeps the page it renders to later GETs;
   --liveness        /liveness, answered without building anything (nginx drops its ?endpoint=);
   --use-xheaders    the visitor's address and scheme from nginx's X-Real-IP / X-Forwarded-Proto;
+  --rooms           one store for a live class's rooms (an SQLite file in --run-dir, or --rooms redis://…), so
+                    that a class's phones and its projector may reach any server;
   --num-threads     (with --threads N) Panel's thread pool for session callbacks;
   --admin           (with --admin) Panel's admin page at http://127.0.0.1:<server port>/admin, on this
                     machine only (nginx does not pass /admin);
@@ -115,7 +117,8 @@ def origins(args):
 
 def server_command(args, port):
     # one process each: nginx spreads the visitors over the servers (python -m app alone forks one per core)
-    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
+    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
+               "--rooms", rooms_url(args), "--room-size", str(args.room_size)]      # one store for every server
     # the server's own address only for /admin: nginx forwards the visitor's Origin as it is, so a page
     # of this machine's localhost:PORT would pass nginx too
     own = [f"127.0.0.1:{port}", f"localhost:{port}"] if args.admin else []
@@ -130,6 +133,12 @@ def server_command(args, port):
     if args.admin:
         command.append("--admin")
     return command + list(args.panel_args)
+
+
+def rooms_url(args):
+    """Where the servers keep a live class's rooms: --rooms, else an SQLite file in the run directory (all the
+    servers of this machine reach it; servers on several machines share a Redis: --rooms redis://…)."""
+    return args.rooms or f"sqlite:///{Path(args.run_dir).resolve()}/rooms.sqlite"
 
 
 def server_environment(args, secret):
@@ -399,6 +408,10 @@ def parse(argv):
                         help="nginx's status page on 127.0.0.1 (default: after the servers' ports)")
     parser.add_argument("--secret-key", default=os.environ.get("BOKEH_SECRET_KEY"),
                         help="signs the session ids (default: $BOKEH_SECRET_KEY, else a new one per run)")
+    parser.add_argument("--rooms", default=None, metavar="URL",
+                        help="where live classes keep their rooms, for every server: redis://HOST:PORT/DB for servers "
+                             "on several machines (default: rooms.sqlite in --run-dir)")
+    parser.add_argument("--room-size", type=int, default=60, help="students one live class takes (default: 60)")
     checkout = (ROOT / "pyproject.toml").exists()          # else installed (pip install .): not in site-packages
     parser.add_argument("--run-dir", default=str((ROOT if checkout else Path.cwd()) / ".host"),
                         help="nginx's files and every log (default: .host/ in the repository; installed: in the "

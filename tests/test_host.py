@@ -199,6 +199,10 @@ def test_the_servers_get_the_hosting_flags():
     assert command.index("--warm") < command.index("--") < command.index("--reuse-sessions")
     environment = host.server_environment(args, "k")
     assert environment["BOKEH_SECRET_KEY"] == "k"
+    # a live class's phones and projector may reach any server: one store of rooms for all of them
+    rooms = command[command.index("--rooms") + 1]
+    assert rooms.endswith("/rooms.sqlite") and rooms in host.server_command(args, 9002)
+    assert command[command.index("--room-size") + 1] == "60"
 
 
 def test_one_address_cannot_fill_the_demo_and_the_servers_own_origins_are_for_admin_only():

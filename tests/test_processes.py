@@ -32,7 +32,8 @@ def parsed(monkeypatch, *argv):
     for module, name in ((security, "one_line_for_closed_connections"), (memory, "install"), (patches, "install"),
                          (websocket, "install"), (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
-    for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                 "LINEARE_ROOMS", "LINEARE_ROOM_SIZE", "LINEARE_LAN"):
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)                 # restored (absent) after the test
     monkeypatch.setattr(sys, "argv", sys.argv[:])
@@ -71,6 +72,19 @@ def test_one_process_on_request(monkeypatch, capsys):
     monkeypatch.setattr(sys, "platform", "darwin")                 # forking there is not safe by default
     assert option(parsed(monkeypatch), "--num-procs") == "1"
     assert option(parsed(monkeypatch, "--num-procs", "0"), "--num-procs") == "1"
+
+
+def test_lan_serves_the_classrooms_network_and_keeps_the_rooms_for_every_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(serve, "lan_addresses", lambda: ["192.168.1.20"])
+    argv = parsed(monkeypatch, "--lan", "--rooms", f"sqlite:///{tmp_path}/rooms.sqlite", "--room-size", "30")
+    assert option(argv, "--address") == "0.0.0.0"
+    origins = [argv[i + 1] for i, part in enumerate(argv) if part == "--allow-websocket-origin"]
+    port = option(argv, "--port")
+    assert origins == [f"localhost:{port}", f"127.0.0.1:{port}", f"192.168.1.20:{port}"]
+    assert os.environ["LINEARE_ROOMS"] == f"sqlite:///{tmp_path}/rooms.sqlite"       # every forked process reads it
+    assert (os.environ["LINEARE_ROOM_SIZE"], os.environ["LINEARE_LAN"]) == ("30", "1")
+    with pytest.raises(SystemExit):
+        parsed(monkeypatch, "--rooms", "postgres://nowhere")
 
 
 def test_a_page_from_one_process_opens_its_session_on_another(served_patched):

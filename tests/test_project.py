@@ -4,7 +4,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CONDA_NAMES = {"torch": "pytorch", "playwright": "playwright-python", "build": "python-build"}   # conda-forge's
+CONDA_NAMES = {"torch": "pytorch", "playwright": "playwright-python", "build": "python-build",   # conda-forge's
+               "redis": "redis-py"}
 
 
 def names(requirements):
