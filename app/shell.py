@@ -130,19 +130,20 @@ def frame_html(session, slug):
     header's buttons (presenter mode on or off, full screen), and at the sidebar's top the language switch, the
     navigation and the level's label (app/js/page/frame.js makes them work)."""
     present = _("Leave presenter mode") if session.present else _("Presenter mode")
+    full_screen, language, laboratories, level = _("Full screen"), _("Language"), _("Laboratories"), _("Level")
     header = (f'<div class="lineare-header-buttons"><button type="button" class="btn btn-outline-light" '
               f'data-lineare-present="{0 if session.present else 1}">{html.escape(present)}</button>'
               f'<button type="button" class="btn btn-outline-light" data-lineare-full-screen>'
-              f'{html.escape(_("Full screen"))}</button></div>')
+              f'{html.escape(full_screen)}</button></div>')
     languages = "".join(
         f'<button type="button" class="btn {"btn-primary" if code == session.language else "btn-outline-primary"}" '
         f'lang="{code}" data-lineare-lang="{code}" aria-pressed="{str(code == session.language).lower()}">'
         f'{html.escape(name)}</button>' for code, name in LANGUAGE_NAMES.items())
     side = (f'<div class="lineare-side"><p class="lineare-side-label" id="lineare-language-label">'
-            f'{html.escape(_("Language"))}</p><div class="lineare-languages btn-group" role="group" '
+            f'{html.escape(language)}</p><div class="lineare-languages btn-group" role="group" '
             f'aria-labelledby="lineare-language-label">{languages}</div>'
-            f'<p class="lineare-side-label" id="lineare-laboratories-label">{html.escape(_("Laboratories"))}</p>'
-            f'{navigation(session, slug)}<p class="lineare-side-label">{html.escape(_("Level"))}</p></div>')
+            f'<p class="lineare-side-label" id="lineare-laboratories-label">{html.escape(laboratories)}</p>'
+            f'{navigation(session, slug)}<p class="lineare-side-label">{html.escape(level)}</p></div>')
     return {"header": header, "sidebar": side}
 
 

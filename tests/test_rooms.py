@@ -242,3 +242,18 @@ def test_one_address_opens_few_rooms_and_guesses_few_codes():
     assert opened == [True] * projector.ROOMS_PER_ADDRESS + [False] and projector.may_open("198.51.100.8")
     missed = [phone.may_miss("198.51.100.7") for _ in range(phone.MISSES + 1)]
     assert missed == [True] * phone.MISSES + [False] and phone.may_miss("198.51.100.8")
+
+
+def test_processes_starting_together_all_open_a_fresh_sqlite_file(tmp_path):
+    """The hosted start runs every server's store check at once on a fresh file; switching it to WAL mode does
+    not wait for SQLite's busy timeout, and one of two servers once exited with "database is locked"."""
+    path = tmp_path / "rooms.sqlite"
+    starts = time.time() + 2.0
+    script = ("import sys, time; from app.classroom.store import SqliteRooms; "
+              f"time.sleep(max(0.0, {starts} - time.time())); "
+              "[SqliteRooms(sys.argv[1]).check() for _ in range(10)]")
+    processes = [subprocess.Popen([sys.executable, "-c", script, str(path)], stderr=subprocess.PIPE, text=True)
+                 for _ in range(8)]
+    errors = [p.communicate(timeout=60)[1] for p in processes]
+    assert [p.returncode for p in processes] == [0] * 8, "\n".join(errors)
+    assert sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0] == "wal"

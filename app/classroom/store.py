@@ -22,6 +22,7 @@ import hmac
 import json
 import math
 import os
+import random
 import secrets
 import sqlite3
 import threading
@@ -143,6 +144,22 @@ CREATE TABLE IF NOT EXISTS answers (code TEXT NOT NULL, turn INTEGER NOT NULL, t
 """
 
 
+def _prepare(connection, patience_s=10.0):
+    """WAL mode and the tables. Switching to WAL skips SQLite's busy timeout, so the processes of one start that
+    reach a fresh file together (two of them once stopped a hosted start with "database is locked") wait here."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            if connection.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                connection.execute("PRAGMA journal_mode=WAL")
+            connection.executescript(SCHEMA)
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05 + random.random() * 0.1)
+
+
 class SqliteRooms(Rooms):
     """Rooms in one SQLite file in WAL mode: the processes of one machine read it while one writes. Each process
     opens its own connection (a connection must not cross a fork); writes take the file's write lock for their
@@ -156,10 +173,9 @@ class SqliteRooms(Rooms):
         self._connection, self._pid = None, None
 
     def check(self):
-        connection = sqlite3.connect(self.path, timeout=5)          # made, then let go: never carried over a fork
+        connection = sqlite3.connect(self.path, timeout=5, isolation_level=None)   # let go: never carried over a fork
         try:
-            connection.execute("PRAGMA journal_mode=WAL")
-            connection.executescript(SCHEMA)
+            _prepare(connection)
         finally:
             connection.close()
         os.chmod(self.path, 0o600)
@@ -170,9 +186,8 @@ class SqliteRooms(Rooms):
             connection = sqlite3.connect(self.path, timeout=5, isolation_level=None, check_same_thread=False)
             if fresh:
                 os.chmod(self.path, 0o600)
-            connection.execute("PRAGMA journal_mode=WAL")
+            _prepare(connection)
             connection.execute("PRAGMA synchronous=NORMAL")      # WAL: a power cut may lose the last answers only
-            connection.executescript(SCHEMA)
             self._connection, self._pid = connection, os.getpid()
         return self._connection
 
