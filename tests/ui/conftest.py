@@ -62,6 +62,9 @@ class Visit:
     def open(self, path):
         self.page.goto(self.server + path)
         self.page.locator('nav a[aria-current="page"]').wait_for(timeout=30_000)
+        # the navigation is in the page's HTML from the start: the tests read Bokeh's document, made later
+        self.page.wait_for_function("() => window.Bokeh !== undefined && Bokeh.documents.length > 0",
+                                    timeout=30_000)
         return self.page
 
     def text(self):

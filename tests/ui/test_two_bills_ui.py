@@ -163,7 +163,7 @@ def test_the_opening_marks_where_the_cache_passes_the_state(open_page):
     page = visit.open(f"{PAGE}?lang=en")
     wait_for_canvas_text(page, "from token 33 the cache is bigger")            # d = 64: equal at d/2
     wait_for_canvas_text(page, "from token 65 softmax does more per token")     # 2 d_k d_v / (d_k + d_v)
-    assert "The cache has been bigger than the state since token 33." in " ".join(visit.text())
+    page.get_by_text("The cache has been bigger than the state since token 33.").wait_for()   # the run played on
     page = visit.open(f"{PAGE}?lang=en&context=0&tokens=16")               # a run that ends before both
     wait_for_token(page, 16, 16)
     wait_for_canvas_text(page, "from token 33 the cache is bigger")            # marked ahead of the run
