@@ -37,6 +37,7 @@ from pathlib import Path
 
 from app import data_path
 from app.server import building
+from app.server.websocket import IDLE_S, LIFETIME_S
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
@@ -157,9 +158,12 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
-    parser.add_argument("--idle-minutes", type=float, default=10.0,
-                        help="close a connection that sent nothing this long (an open, visible page tells the "
-                             "server once a minute that it is there; default: %(default)s)")
+    parser.add_argument("--idle-minutes", type=float, default=IDLE_S / 60,
+                        help="close a connection whose page changed nothing this long (an open, visible page tells "
+                             "the server once a minute that it is there; default: %(default)s)")
+    parser.add_argument("--session-hours", type=float, default=LIFETIME_S / 3600,
+                        help="close any connection open this long (a script can pretend to be a page that is "
+                             "looked at; a reload opens the page again; default: %(default)s)")
     parser.add_argument("--max-waiting-builds", type=int, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
@@ -176,7 +180,7 @@ def main(argv=None):
         # (app/server/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app.server import memory, security, websocket
+    from app.server import limits, memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -194,7 +198,8 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.install()
-    websocket.install(idle_s=args.idle_minutes * 60)
+    websocket.install(idle_s=args.idle_minutes * 60, lifetime_s=args.session_hours * 3600)
+    limits.install()
     memory.install(forks=count > 1)
     building.cheaper_builds()
     building.write_kept_pages_once()

@@ -395,3 +395,44 @@ def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypa
     assert second is None and "still being made" in busy
     assert done.read() == b"x,y\n" and third.read() == b"x,y\n"
     assert len(made) == 2 and made[1] - ended >= 0.95
+
+
+def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monkeypatch):
+    """After a file, a session's next export waits PAUSE_S; two clicks within that pause (a client's, the button
+    being disabled only in the browser) make one file, the other click is answered with a message. The file
+    handed to the browser is not kept in the page (FileDownload kept it as a data URL: 72 MiB for a video)."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from app.export import section
+    from app.export.files import ExportFile
+    from app.session import Session
+
+    made = []
+
+    def make(page, fmt, **kwargs):
+        made.append(time.monotonic())
+        return ExportFile(b"x" * 1000, "lineare.csv", "text/csv")
+
+    monkeypatch.setattr(section, "make_file", make)
+    monkeypatch.setattr(section, "PAUSE_S", 1.0)
+    view = SimpleNamespace(slug="two-bills", session=Session())
+    with language("en"):
+        one = section.ExportSection(view)
+        one.layout.collapsed = False
+
+        async def clicks():
+            first = await one._make()
+            transfers = one.button._transfers
+            one.button._sync_data(first)                              # what FileDownload does with the answer
+            kept = one.button._transfers - transfers, one.button.data
+            again = asyncio.ensure_future(one._make())                 # inside the pause: waits
+            await asyncio.sleep(0.1)
+            other = await one._make()                                  # inside the same pause: refused
+            message = one.message.object
+            return kept, await again, other, message
+        kept, again, other, message = asyncio.run(clicks())
+    assert kept == (1, None)                                          # handed over, then let go
+    assert again.read() == b"x" * 1000 and other is None and "still being made" in message
+    assert len(made) == 2 and made[1] - made[0] >= 0.95

@@ -122,7 +122,7 @@ async def counted(url, path="/memory-fails", timeout=120):
         while time.monotonic() < deadline:
             if len(_first(document, ColumnDataSource, lambda s: set(s.data) == {"y", "right", "label"}).data["y"]):
                 return
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(1.0)                        # a page may pull once a second (app/server/limits.py)
             document = await wire.pull()
     raise AssertionError(f"the held-out accuracy was not counted within {timeout} s")
 

@@ -74,7 +74,11 @@ class FrameProbe(JSComponent):
 
 
 class ExportDownload(pn.widgets.FileDownload):
-    """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead).
+    """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead), and which
+    lets its file go once the browser has it: FileDownload keeps the file it sent (as a data URL in its `data`,
+    on the server and in the page's document) until the next one, 72 MiB for a video, for as long as the page
+    is open. The browser makes its download of `data` as the transfer count changes; on the next tick, once that
+    change has gone out, `data` is emptied.
 
     Panel 1.9's FileDownload turns `button_type` into its `color` alias and then drops `color` on the
     way to the browser (it stays grey): here `color` goes to the model's `button_type`."""
@@ -82,8 +86,13 @@ class ExportDownload(pn.widgets.FileDownload):
     _rename = {**pn.widgets.FileDownload._rename, "color": "button_type"}
 
     def _sync_data(self, fileobj):
-        if fileobj is not None:
-            super()._sync_data(fileobj)
+        if fileobj is None:
+            return
+        super()._sync_data(fileobj)
+        on_next_tick(pn.state.curdoc, self._let_go)
+
+    def _let_go(self):
+        self.data = None
 
 
 def choices(page):

@@ -18,12 +18,14 @@ the current document in a context variable (copied into the thread); Bokeh keeps
 pop in each other's way, so that stack is made one per thread. One builder thread: pages are built
 one at a time, in the order asked.
 
-A build waits its turn; when its turn comes and the websocket that asked for it has closed meanwhile
-(a visitor who left, a script opening and closing sockets), the build is skipped and the session is
+A build waits its turn, taken fairly among addresses (app/server/limits.py: a crowd of builds from one address
+waits behind one build of each other address); when its turn comes and the websocket that asked for it has closed
+meanwhile (a visitor who left, a script opening and closing sockets), the build is skipped and the session is
 discarded at the next check instead of living another minute. At most `MAX_WAITING` builds wait or
-run at once per server (`python -m app --max-waiting-builds`): past it a new websocket is closed at
-once with code 1013 ("try again later") and one log line, rather than queued behind a minute of builds;
-the page (BUSY_SCRIPT, in every page's frame) then tells its visitor so.
+run at once per server (`python -m app --max-waiting-builds`), `MAX_WAITING_PER_ADDRESS` of them from one address
+(a class behind one school address fits; one client can no longer keep the whole cap full): past it a new
+websocket is closed at once with code 1013 ("try again later") and one log line, rather than queued behind a
+minute of builds; the page (BUSY_SCRIPT, in every page's frame) then tells its visitor so.
 
 `freeze_model_walks()` (for every server, --build-on-loop too): Bokeh walks a document's whole model
 graph again after each change that may add or drop a model (a new root, a list of children, a
@@ -74,13 +76,17 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+from app.server import limits
+
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
 SWITCH_INTERVAL_S = 0.001
 # builds waiting or running per server (--max-waiting-builds). A page costs ~0.6-1 s of CPU on a quiet 2-core
-# machine: 64 is about a minute of building, what a visitor waits before reloading, and a class of 60 fits even
-# when one process of `python -m app` accepts all of it (16 refused a quarter of a class of 60 on 2 servers)
-MAX_WAITING = 64
+# machine: a class of 60 behind one address fits even when one process of `python -m app` accepts all of it (16
+# refused a quarter of a class of 60 on 2 servers), and one address cannot take the last 20 places from the others,
+# whose builds, taking turns, come before most of the class's
+MAX_WAITING = 80
+MAX_WAITING_PER_ADDRESS = 60
 BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
 log = logging.getLogger("lineare.building")
 # in every page (app/components/access.py): a page whose websocket is closed as busy fails to load its session, and
@@ -122,9 +128,11 @@ def busy_script():
     return BUSY_SCRIPT.replace("CODE", str(BUSY_CODE)).replace("WORDS", words)
 
 
-def waiting_for_someone():
-    """Builds waiting or running whose websocket is still open (a skipped one costs next to nothing)."""
-    return sum(not getattr(asker, "lineare_gone", False) for asker in waiting)
+def waiting_for_someone(address=None):
+    """Builds waiting or running whose websocket is still open (a skipped one costs next to nothing); those of
+    `address` only, if given."""
+    return sum(not getattr(asker, "lineare_gone", False) and (address is None or limits.address_of(asker) == address)
+               for asker in waiting)
 
 
 class PerThread:
@@ -604,8 +612,10 @@ def install():
             doc = session_context._document
             loop_thread = threading.get_ident()
             context = contextvars.copy_context()    # Panel's current document and our language live there
+            address = limits.address_of(asker) or getattr(session_context.request, "remote_ip", None)
             try:
-                await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
+                async with limits.BUILDS.turn(address, session_context.id):
+                    await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
             finally:
                 built.add(doc)                      # even half built or skipped: never built twice
                 state._thread_id_[doc] = loop_thread    # from now on the loop's thread owns it
@@ -646,10 +656,12 @@ def skip_gone_and_cap():
         session_id = get_session_id(token)
         context = self.application_context
         new = session_id not in context._sessions and session_id not in context._pending_sessions
-        if new and waiting_for_someone() >= MAX_WAITING:
+        address = self.request.remote_ip
+        if new and (waiting_for_someone() >= MAX_WAITING or
+                    waiting_for_someone(address) >= MAX_WAITING_PER_ADDRESS):
             builds["refused"] += 1
-            log.warning("websocket %s from %s: refused, %d pages already waiting to be built", self.request.path,
-                        self.request.remote_ip, MAX_WAITING)
+            log.warning("websocket %s from %s: refused, %d pages already waiting to be built (%d from there)",
+                        self.request.path, address, waiting_for_someone(), waiting_for_someone(address))
             self.close(BUSY_CODE, BUSY_REASON)
             return
         asking = ASKER.set(weakref.ref(self))           # this task's context: seen by on_session_created
@@ -680,7 +692,8 @@ def write_pulls_off_loop():
     from bokeh.server.session import ServerSession, _needs_document_lock
 
     async def _handle_pull(self, message, connection):
-        return await asyncio.get_running_loop().run_in_executor(
-            WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
+        async with limits.PULLS.turn(limits.address_of(getattr(connection, "_socket", None)), self.id):
+            return await asyncio.get_running_loop().run_in_executor(
+                WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
 
     ServerSession._handle_pull = _needs_document_lock(_handle_pull)

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from app.checkpoints import one_thread
 from app.i18n import format_number
+from app.shared import read_only
 from app.work import Worker
 from engine.gates import make_gates, retnet_log_decay
 from engine.ops import forward
@@ -212,7 +213,7 @@ def opening_run(settings):
         measured, run = _openings.get(key, (-math.inf, None))
     if time.monotonic() - measured < OPENING_AGE_S:
         return run
-    run = generate(**settings)
+    run = read_only(generate(**settings))          # handed to every page opened within OPENING_AGE_S
     with _openings_lock:
         _openings[key] = (time.monotonic(), run)
         for old in sorted(_openings, key=lambda k: _openings[k][0])[:-16]:      # the 16 latest settings

@@ -1,0 +1,160 @@
+"""What one page, one connection or one address may hold or ask of a server process, and turns taken fairly.
+
+- Websockets per session (MAX_SOCKETS_PER_SESSION): a page opens one (two for a moment when it reconnects).
+  Everything the server sends a session goes to each of its sockets: 61 sockets on one session moved that
+  process's knob p95 from 120 to 593 ms. One more is closed at once with 1008 and one log line.
+- Document pulls per connection (PULLS_BURST, then one per PULL_EVERY_S): a page pulls its whole document once
+  when it connects, and every pull is the whole document written as JSON (a flood moved page open from 0.27 to
+  1.18 s). A pull past them is refused like any refused message (app/server/websocket.py).
+- Turns (`Turns`): the page builds and the document pulls of a process run one at a time; they wait their turn
+  address by address, then session by session (app.work.FairQueue), so that a crowd of requests from one
+  address waits behind one request of each other address instead of every other visitor waiting behind it.
+- Half-sent requests (HEADER_TIMEOUT_S, BODY_TIMEOUT_S): Tornado waits an hour for a request's headers by
+  default; a client that sends half a request and stops held 28,000 connections of the classroom server.
+  `install()` sets the timeouts through Tornado's own `HTTPServer.configure` (the defaults of every HTTPServer
+  made afterwards, Bokeh's included).
+"""
+import asyncio
+import contextlib
+import logging
+import time
+import weakref
+
+from app.work import FairQueue
+
+log = logging.getLogger("lineare.limits")
+MAX_SOCKETS_PER_SESSION = 3
+PULLS_BURST = 10
+PULL_EVERY_S = 1.0
+HEADER_TIMEOUT_S = 20           # nginx gives a visitor 10 s for its headers; its own keep-alive to us is 15 s
+BODY_TIMEOUT_S = 20
+CLOSE_CODE = 1008
+
+_sockets = {}                   # session id → WeakSet of its open websockets
+
+
+def session_of(token):
+    """The session id of a Bokeh token, or None when it cannot be read (app/server/security.py answers those)."""
+    from bokeh.util.token import get_session_id
+
+    try:
+        session = get_session_id(token)
+    except Exception:                               # not a token: whoever checks tokens refuses it
+        return None
+    return session if isinstance(session, str) else None
+
+
+def sockets_of(session):
+    """The open websockets of `session` (its id)."""
+    return [socket for socket in _sockets.get(session, ()) if not getattr(socket, "lineare_gone", False)]
+
+
+def add_socket(session, socket):
+    """Count `socket` for `session`; False (and nothing counted) when the session has its share already."""
+    if len(sockets_of(session)) >= MAX_SOCKETS_PER_SESSION:
+        return False
+    _sockets.setdefault(session, weakref.WeakSet()).add(socket)
+    return True
+
+
+def drop_socket(session, socket):
+    found = _sockets.get(session)
+    if found is not None:
+        found.discard(socket)
+        if not found:
+            del _sockets[session]
+
+
+def may_pull(socket, now=None):
+    """True, and one pull counted, when `socket` may pull its document now: PULLS_BURST at once, then one per
+    PULL_EVERY_S (a bucket that refills)."""
+    now = time.monotonic() if now is None else now
+    tokens, then = getattr(socket, "lineare_pulls", (PULLS_BURST, now))
+    tokens = min(PULLS_BURST, tokens + (now - then) / PULL_EVERY_S)
+    allowed = tokens >= 1
+    socket.lineare_pulls = (tokens - 1 if allowed else tokens, now)
+    return allowed
+
+
+def address_of(socket):
+    """The visitor's address of a websocket or request handler (nginx's X-Real-IP with --use-xheaders)."""
+    request = getattr(socket, "request", None)
+    return getattr(request, "remote_ip", None)
+
+
+class Turns:
+    """One at a time, in turns: `async with turns.turn(address, session): …`. A coroutine waits until every
+    address before it in the round has had one turn (and, within its address, every session)."""
+
+    def __init__(self, name):
+        self.name = name
+        self._queue = FairQueue()
+        self._busy = False
+
+    def waiting(self, address=None):
+        return self._queue.count(address)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, address, session):
+        if self._busy:
+            future = asyncio.get_running_loop().create_future()
+            self._queue.put(address, session, future)
+            try:
+                await future
+            except asyncio.CancelledError:
+                if future.done() and not future.cancelled():      # handed the turn as it was cancelled
+                    self._next()
+                raise
+        self._busy = True
+        try:
+            yield
+        finally:
+            self._next()
+
+    def _next(self):
+        while True:
+            future = self._queue.pop()
+            if future is None:
+                self._busy = False
+                return
+            if not future.done():                   # one cancelled meanwhile is passed over
+                future.set_result(None)
+                return
+
+
+BUILDS = Turns("builds")
+PULLS = Turns("pulls")
+
+
+def install():
+    """Websockets per session counted (Bokeh's WSHandler, through Tornado's open/on_close); half-sent requests
+    time out."""
+    from bokeh.server.views.ws import WSHandler
+    from tornado.httpserver import HTTPServer
+
+    HTTPServer.configure(None, idle_connection_timeout=HEADER_TIMEOUT_S, body_timeout=BODY_TIMEOUT_S)
+    open_socket, on_close = WSHandler.open, WSHandler.on_close
+    if getattr(open_socket, "lineare_limits", False):
+        return
+
+    def open(self, *args, **kwargs):
+        session = session_of(getattr(self, "_token", None))
+        if session is not None:
+            if not add_socket(session, self):
+                log.warning("websocket %s from %s: refused, %d connections to one page already", self.request.path,
+                            self.request.remote_ip, MAX_SOCKETS_PER_SESSION)
+                self.lineare_gone = True
+                self.close(CLOSE_CODE, "too many connections to one page")
+                return None
+            self.lineare_session = session
+        return open_socket(self, *args, **kwargs)
+
+    def _on_close(self):
+        self.lineare_gone = True
+        session = getattr(self, "lineare_session", None)
+        if session is not None:
+            drop_socket(session, self)
+        return on_close(self)
+
+    open.lineare_limits = True
+    WSHandler.open, WSHandler.on_close = open, _on_close
