@@ -26,6 +26,7 @@ visitor's seed change from 0.32 to 15.7 s; in turns, that visitor waits for the 
 fixed inputs, e.g. the held-out accuracy of the shipped checkpoints).
 """
 import collections
+import itertools
 import logging
 import sys
 import threading
@@ -67,47 +68,99 @@ def visitor_of(doc):
     return address, getattr(context, "id", None) or id(doc)
 
 
-class FairQueue:
-    """Jobs waiting their turn, handed out address by address and, within an address, session by session:
-    one address's (or one session's) many jobs wait behind one job of each other address, instead of every
-    other visitor waiting behind all of them. Not thread-safe: its owner holds a lock (or the event loop)."""
+class Rotation:
+    """Keys taking turns: the next turn goes to the waiting key that has had the fewest turns lately, so that a key
+    that has just come goes before one that has had a turn already (ties: the one served longest ago, or first
+    come). A key's count starts from the turns being given now, so that waiting long is no credit for later."""
 
     def __init__(self):
-        self._addresses = collections.OrderedDict()    # address → OrderedDict(session → deque of jobs)
+        self._waiting = {}                            # key → [its next turn's number, order, its value]
+        self._turns = {}                              # key → its next turn's number, while it is recent
+        self._now = 0
+        self._order = itertools.count()
+
+    def __bool__(self):
+        return bool(self._waiting)
+
+    def __iter__(self):
+        return iter(self._waiting)
+
+    def value(self, key, default=None):
+        entry = self._waiting.get(key)
+        return default if entry is None else entry[2]
+
+    def add(self, key, make):
+        """The value of `key`, made (`make()`) and put in the rotation if the key was not waiting."""
+        if key not in self._waiting:
+            self._waiting[key] = [max(self._turns.pop(key, 0), self._now), next(self._order), make()]
+        return self._waiting[key][2]
+
+    def next(self):
+        """(key, value) whose turn it is (the rotation must not be empty)."""
+        key = min(self._waiting, key=lambda k: self._waiting[k][:2])
+        return key, self._waiting[key][2]
+
+    def served(self, key, still_waiting=True):
+        """`key` has had a turn (whether it waited for it or not)."""
+        entry = self._waiting.get(key)
+        turn = entry[0] if entry is not None else max(self._turns.get(key, 0), self._now)
+        self._now = max(self._now, turn)
+        if entry is not None and still_waiting:
+            entry[0], entry[1] = turn + 1, next(self._order)
+            return
+        self._waiting.pop(key, None)
+        self._turns[key] = turn + 1
+        self._turns = {k: t for k, t in self._turns.items() if t > self._now}     # only the recent ones
+
+
+class FairQueue:
+    """Jobs waiting their turn, address by address and, within an address, session by session (`Rotation`): one
+    address's (or one session's) many jobs wait behind a job of each other address, instead of every other
+    visitor waiting behind all of them. Not thread-safe: its owner holds a lock (or the event loop)."""
+
+    def __init__(self):
+        self._addresses = Rotation()                  # address → Rotation(session → deque of jobs)
         self._size = 0
 
     def __len__(self):
         return self._size
 
     def put(self, address, session, job):
-        self._addresses.setdefault(address, collections.OrderedDict()).setdefault(session, collections.deque()) \
-            .append(job)
+        self._addresses.add(address, Rotation).add(session, collections.deque).append(job)
         self._size += 1
 
     def pop(self):
-        """The next job in turn (None when nothing waits); its session and its address go to the back."""
+        """The next job in turn (None when nothing waits)."""
         if not self._addresses:
             return None
-        address, sessions = next(iter(self._addresses.items()))
-        session, jobs = next(iter(sessions.items()))
+        address, sessions = self._addresses.next()
+        session, jobs = sessions.next()
         job = jobs.popleft()
         self._size -= 1
-        del sessions[session]
-        if jobs:
-            sessions[session] = jobs
-        del self._addresses[address]
-        if sessions:
-            self._addresses[address] = sessions
+        sessions.served(session, still_waiting=bool(jobs))
+        self._addresses.served(address, still_waiting=bool(sessions))
         return job
+
+    def idle(self):
+        """Nothing waits or runs: who had turns in this busy spell no longer counts (each spell starts even)."""
+        if not self._size:
+            self._addresses = Rotation()
+
+    def ran(self, address, session):
+        """A job of `session` at `address` ran without waiting: it counts as that address's turn."""
+        self._addresses.value(address, Rotation()).served(session, still_waiting=False)
+        self._addresses.served(address, still_waiting=bool(self._addresses.value(address)))
 
     def count(self, address=None, session=None):
         """Jobs waiting from `address` (and `session`), or in all."""
         if address is None and session is None:
             return self._size
-        sessions = self._addresses.get(address, {})
+        sessions = self._addresses.value(address)
+        if sessions is None:
+            return 0
         if session is not None:
-            return len(sessions.get(session, ()))
-        return sum(len(jobs) for jobs in sessions.values())
+            return len(sessions.value(session, ()))
+        return sum(len(sessions.value(key)) for key in sessions)
 
 
 class Worker:
@@ -167,6 +220,7 @@ class Worker:
                 answer = self._finish(compute, on_done, on_error)
             finally:
                 with self._lock:                      # before the answer: it may submit the session's next job
+                    self._queue.idle()
                     self.waiting -= 1
                     self._holders[visitor] -= 1
                     self._addresses[visitor[0]] -= 1

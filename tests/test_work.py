@@ -227,3 +227,16 @@ def test_a_sessions_next_job_can_be_asked_for_from_its_last_answer(monkeypatch):
             break
         threading.Event().wait(0.01)
     assert results == [20] and failures == []
+
+
+def test_an_address_that_just_had_a_turn_waits_behind_one_that_comes_after_it():
+    queue = work.FairQueue()
+    queue.ran("crowd", 1)                                  # its first job runs at once, queue empty
+    queue.put("crowd", 2, "crowd-2")
+    queue.put("crowd", 3, "crowd-3")
+    queue.put("visitor", 9, "visitor")                     # comes last, has had no turn yet
+    assert [queue.pop() for _ in range(3)] == ["visitor", "crowd-2", "crowd-3"]
+    queue.idle()                                           # a new spell: earlier turns no longer count
+    queue.put("crowd", 4, "crowd-4")
+    queue.put("visitor", 9, "visitor-again")
+    assert [queue.pop(), queue.pop()] == ["crowd-4", "visitor-again"]

@@ -96,7 +96,9 @@ class Turns:
 
     @contextlib.asynccontextmanager
     async def turn(self, address, session):
-        if self._busy:
+        if not self._busy:
+            self._queue.ran(address, session)       # its turn, taken at once
+        else:
             future = asyncio.get_running_loop().create_future()
             self._queue.put(address, session, future)
             try:
@@ -116,6 +118,7 @@ class Turns:
             future = self._queue.pop()
             if future is None:
                 self._busy = False
+                self._queue.idle()
                 return
             if not future.done():                   # one cancelled meanwhile is passed over
                 future.set_result(None)
@@ -126,13 +129,20 @@ BUILDS = Turns("builds")
 PULLS = Turns("pulls")
 
 
+def request_timeouts(header_s=HEADER_TIMEOUT_S, body_s=BODY_TIMEOUT_S):
+    """Every HTTPServer made from now on closes a connection whose request's headers (or body) take longer than
+    this (Tornado's default: an hour for the headers)."""
+    from tornado.httpserver import HTTPServer
+
+    HTTPServer.configure(None, idle_connection_timeout=header_s, body_timeout=body_s)
+
+
 def install():
     """Websockets per session counted (Bokeh's WSHandler, through Tornado's open/on_close); half-sent requests
     time out."""
     from bokeh.server.views.ws import WSHandler
-    from tornado.httpserver import HTTPServer
 
-    HTTPServer.configure(None, idle_connection_timeout=HEADER_TIMEOUT_S, body_timeout=BODY_TIMEOUT_S)
+    request_timeouts()
     open_socket, on_close = WSHandler.open, WSHandler.on_close
     if getattr(open_socket, "lineare_limits", False):
         return
@@ -154,6 +164,11 @@ def install():
         session = getattr(self, "lineare_session", None)
         if session is not None:
             drop_socket(session, self)
+        connection = getattr(self, "connection", None)
+        if connection is not None and getattr(connection, "_session", True) is None:
+            # Bokeh's keep-alive pinged this socket while the server was closing it and let its connection go
+            # then; Bokeh's on_close would fail on that (an assert, and a traceback in the log)
+            return None
         return on_close(self)
 
     open.lineare_limits = True

@@ -335,6 +335,7 @@ def _close_idle(application):
         if reason is not None:
             log.info("websocket %s from %s: closed (%s) after %d s", short(socket.request.path, 60),
                      socket.request.remote_ip, reason, now - socket.lineare_opened)
+            socket.lineare_closing = True        # what it sends before it reads the close is dropped unread
             socket.close(1000, reason)
 
 
