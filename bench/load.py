@@ -112,6 +112,7 @@ class Viewer:
     done: bool = False                        # finished its part (or failed): only waits to close
     received_bytes: int = 0
     stylesheets: list = field(default_factory=list)   # the URLs of the pulled document's imported stylesheets
+    address: str | None = None                # the source address (one of this machine's), e.g. another loopback
 
     async def open(self, page_base=None):
         """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
@@ -121,7 +122,9 @@ class Viewer:
     async def get_page(self, page_base=None):
         """GET the page; its session token."""
         try:
-            response = await AsyncHTTPClient().fetch((page_base or self.base) + self.path, request_timeout=TIMEOUT_S)
+            response = await AsyncHTTPClient().fetch(HTTPRequest((page_base or self.base) + self.path,
+                                                                 request_timeout=TIMEOUT_S,
+                                                                 network_interface=self.address))
         except HTTPClientError as error:
             if error.code in (429, 503):
                 self.refused = error.code
@@ -136,7 +139,7 @@ class Viewer:
         route = self.path.split("?")[0].rstrip("/")
         url = self.base.replace("http", "ws", 1) + route + "/ws"
         self.socket = await websocket_connect(
-            HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S),
+            HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S, network_interface=self.address),
             subprotocols=["bokeh", token], compression_options={}, max_message_size=256 * 2 ** 20)
         # browsers send small messages at once (Chromium sets TCP_NODELAY on its sockets); with Nagle's
         # algorithm a knob's second message waited for the server's delayed ACK, ~40 ms per move
@@ -147,7 +150,7 @@ class Viewer:
         await self._send("PULL-DOC-REQ", {})
         reply = await self._next(lambda m: m.msgtype == "PULL-DOC-REPLY")
         self.opened = time.perf_counter() - started
-        doc = reply.content["doc"]
+        doc = self.doc = reply.content["doc"]
         self.stylesheets = [sheet["attributes"]["url"] for sheet in find_models(doc, "ImportedStyleSheet", [])]
         location = find_models(doc, "Location", [])
         if location:                                     # what the page says once it has rendered

@@ -32,6 +32,7 @@ WIDGETS = [
     (Spinner(low=1, high=9, step=1, value=3), "value", [1, 9, 5, None], [0, 10, "x"]),
     (Spinner(low=1, high=9, step=1, value=3), "value_throttled", [1, 9], [0, 10]),
     (Spinner(low=None, high=None, value=3), "value", [-1e6, 1e6], [1e301, NAN, "3"]),
+    (Spinner(low=0, high=9999, mode="int", value=3), "value", [0, 9999, None], [1.5, -1, 10_000]),
     (NumericInput(low=-2, high=2, value=0), "value", [-2, 2, 0], [-3, 3]),
     (Select(options=["a", "b"], value="a"), "value", ["a", "b"], ["c", "", 1]),
     (Select(options=[("a", "A"), ("b", "B")], value="a"), "value", ["a", "b"], ["A", "c"]),
@@ -320,13 +321,20 @@ def test_the_presence_beat_keeps_a_page_well_inside_the_idle_timeout():
     assert str(BEAT_MS) in Presence._esm
 
 
-def test_pulls_come_in_a_burst_then_one_per_interval():
+def test_pulls_come_in_a_burst_then_one_per_interval_per_session():
     socket = Clocked()
+    socket.lineare_session = "pulling"
     assert all(limits.may_pull(socket, now=0.0) for _ in range(limits.PULLS_BURST))
     assert not limits.may_pull(socket, now=0.0)
     assert not limits.may_pull(socket, now=limits.PULL_EVERY_S * 0.9)
     assert limits.may_pull(socket, now=limits.PULL_EVERY_S * 1.05)
     assert not limits.may_pull(socket, now=limits.PULL_EVERY_S * 1.1)
+    again = Clocked()
+    again.lineare_session = "pulling"                       # the same page connected again: nothing given back
+    assert not limits.may_pull(again, now=limits.PULL_EVERY_S * 1.1)
+    other = Clocked()
+    other.lineare_session = "another"
+    assert limits.may_pull(other, now=limits.PULL_EVERY_S * 1.1)                         # each page its own
     assert all(limits.may_pull(socket, now=1000.0) for _ in range(limits.PULLS_BURST))     # refilled, not past it
     assert not limits.may_pull(socket, now=1000.0)
 
@@ -350,3 +358,33 @@ def test_a_session_holds_at_most_its_share_of_websockets():
 def test_a_panel_widget_model_is_checked_as_its_bokeh_model():
     slider = pn.widgets.IntSlider(start=0, end=4, value=1).get_root(Document())
     assert within_bounds(slider, "value", 4) and not within_bounds(slider, "value", 5)
+
+
+def test_a_session_callback_that_fails_counts_as_a_refusal_of_the_sessions_sockets():
+    """A value the allow-list let through that the page then refused (Panel's exception handler runs with the
+    session's document current): each failure counts against every socket of that session, the third closes."""
+    from types import SimpleNamespace
+
+    from panel.io.state import set_curdoc
+
+    class Socket:
+        def __init__(self):
+            self.request, self.closed = SimpleNamespace(path="/state/ws", remote_ip="10.0.0.1"), None
+
+        def close(self, code, reason):
+            self.closed = (code, reason)
+
+    sockets, other = [Socket(), Socket()], Socket()
+    for socket in sockets:
+        limits.add_socket("failing", socket)
+    limits.add_socket("another", other)
+    document = SimpleNamespace(session_context=SimpleNamespace(id="failing"))
+    try:
+        with set_curdoc(document):
+            for _ in range(websocket.REFUSALS_BEFORE_CLOSE):
+                websocket.failed_callback(ValueError("Integer parameter must be an integer"))
+    finally:
+        for session, socket in [("failing", sockets[0]), ("failing", sockets[1]), ("another", other)]:
+            limits.drop_socket(session, socket)
+    assert [socket.closed for socket in sockets] == [(1008, "too many refused messages")] * 2
+    assert other.closed is None

@@ -3,9 +3,10 @@
 - Websockets per session (MAX_SOCKETS_PER_SESSION): a page opens one (two for a moment when it reconnects).
   Everything the server sends a session goes to each of its sockets: 61 sockets on one session moved that
   process's knob p95 from 120 to 593 ms. One more is closed at once with 1008 and one log line.
-- Document pulls per connection (PULLS_BURST, then one per PULL_EVERY_S): a page pulls its whole document once
-  when it connects, and every pull is the whole document written as JSON (a flood moved page open from 0.27 to
-  1.18 s). A pull past them is refused like any refused message (app/server/websocket.py).
+- Document pulls per session (PULLS_BURST, then one per PULL_EVERY_S, counted across its connections, so that
+  connecting again gives nothing back): a page pulls its whole document once when it connects, and every pull is
+  the whole document written as JSON (a flood moved page open from 0.27 to 1.18 s). A pull past them is refused
+  like any refused message (app/server/websocket.py).
 - Turns (`Turns`): the page builds and the document pulls of a process run one at a time; they wait their turn
   address by address, then session by session (app.work.FairQueue), so that a crowd of requests from one
   address waits behind one request of each other address instead of every other visitor waiting behind it.
@@ -24,13 +25,14 @@ from app.work import FairQueue
 
 log = logging.getLogger("lineare.limits")
 MAX_SOCKETS_PER_SESSION = 3
-PULLS_BURST = 10
-PULL_EVERY_S = 1.0
+PULLS_BURST = 20
+PULL_EVERY_S = 2.0
 HEADER_TIMEOUT_S = 20           # nginx gives a visitor 10 s for its headers; its own keep-alive to us is 15 s
 BODY_TIMEOUT_S = 20
 CLOSE_CODE = 1008
 
 _sockets = {}                   # session id → WeakSet of its open websockets
+_pulls = {}                     # session id (or a socket without one) → (pulls it may make, when counted)
 
 
 def session_of(token):
@@ -66,13 +68,16 @@ def drop_socket(session, socket):
 
 
 def may_pull(socket, now=None):
-    """True, and one pull counted, when `socket` may pull its document now: PULLS_BURST at once, then one per
-    PULL_EVERY_S (a bucket that refills)."""
+    """True, and one pull counted, when the session of `socket` may pull its document now: PULLS_BURST at once,
+    then one per PULL_EVERY_S (a bucket that refills; a full one is forgotten)."""
     now = time.monotonic() if now is None else now
-    tokens, then = getattr(socket, "lineare_pulls", (PULLS_BURST, now))
+    key = getattr(socket, "lineare_session", None) or id(socket)
+    tokens, then = _pulls.get(key, (PULLS_BURST, now))
     tokens = min(PULLS_BURST, tokens + (now - then) / PULL_EVERY_S)
     allowed = tokens >= 1
-    socket.lineare_pulls = (tokens - 1 if allowed else tokens, now)
+    _pulls[key] = (tokens - 1 if allowed else tokens, now)
+    for old in [k for k, (left, when) in _pulls.items() if left + (now - when) / PULL_EVERY_S >= PULLS_BURST]:
+        del _pulls[old]                             # refilled: the same as never seen
     return allowed
 
 

@@ -161,6 +161,8 @@ def within_bounds(model, attr, new):
             lowest, highest = getattr(model, low), getattr(model, high)
             if not all(_number(v) for v in values if v is not None):
                 return False
+            if getattr(model, "mode", None) == "int" and not all(v is None or isinstance(v, int) for v in values):
+                return False                        # a box of whole numbers (Panel's IntInput)
             return all(v is None or ((lowest is None or v >= lowest) and (highest is None or v <= highest))
                        for v in values)
     if isinstance(new, str):
