@@ -18,7 +18,8 @@ Attacks (the hostile visitor of issue 45):
   pulls    4 connections pull Where memory fails' whole document, again and again
   sockets  one session with 61 websockets moves its knob every 0.5 s (each change goes to every socket)
   buffers  one message announces 10⁹ binary buffers, then sends 80 MB of them (the server's RSS)
-  export   2 sessions download the state page as an MP4 (the server's RSS after, pages still open)
+  export   2 sessions download every frame of the state page (a zip of full-HD PNGs; the server's RSS after, the
+           pages still open)
 """
 import argparse
 import asyncio
@@ -273,11 +274,11 @@ async def buffers_bomb(base, process):
 
 
 async def export(base, process, sessions=2):
-    """`sessions` pages each download an MP4 of the state page; the server's RSS before and once the files are in
-    (the pages still open), and 20 s later."""
-    viewers, before = [], process.memory_info().rss
+    """`sessions` pages each download every frame of the state page (a zip of full-HD PNGs of the crowd's run); the
+    server's RSS with the pages open before, once the files are in (the pages still open), and 20 s later."""
+    viewers, buttons = [], []
     for _ in range(sessions):
-        viewer = Viewer(base, "/state?lang=en")
+        viewer = Viewer(base, "/state?variant=deltanet&preset=crowd&lang=en")
         await viewer.open()
         card = find_models(viewer.doc, "panel.models.layout.Card", [])
         card = next(c for c in card if "lineare-downloads" in c["attributes"].get("css_classes", []))
@@ -285,25 +286,37 @@ async def export(base, process, sessions=2):
         await asyncio.sleep(1.0)
         await viewer._send("PULL-DOC-REQ", {})
         doc = (await viewer._next(lambda m: m.msgtype == "PULL-DOC-REPLY")).content["doc"]
-        what = next(s for s in find_models(doc, "panel.models.widgets.CustomSelect", [])
-                    if any("MP4" in str(o) for o in s["attributes"].get("options", [])))
-        button = find_models(doc, "panel.models.widgets.FileDownload", [])[0]
-        await viewer._patch([viewer._change(what["id"], "value", "mp4")])
-        await asyncio.sleep(0.5)
-        await viewer._patch([viewer._change(button["id"], "clicks", 1)])
+        selects = find_models(doc, "panel.models.widgets.CustomSelect", [])
+        for words in ("zip", "1920"):                        # every frame as PNG files, full HD: the largest file
+            select = next(s for s in selects if any(words in str(o) for o in s["attributes"].get("options", [])))
+            label = next(o for o in select["attributes"]["options"] if words in str(o))    # Panel sends the labels
+            await viewer._patch([viewer._change(select["id"], "value", label[0] if isinstance(label, list) else label)])
+            await asyncio.sleep(0.5)
         viewers.append(viewer)
+        buttons.append(find_models(doc, "panel.models.widgets.FileDownload", [])[0])
+    await asyncio.sleep(3)
+    before = process.memory_info().rss
     sizes = []
-    for viewer in viewers:
+    for viewer, button in zip(viewers, buttons):
+        await viewer._patch([viewer._change(button["id"], "clicks", 1)])
         message = await viewer._next(lambda m: m.msgtype == "PATCH-DOC" and any(
             e.get("attr") == "data" and e.get("new") for e in m.content.get("events", [])))
         sizes.append(sum(len(e.get("new") or "") for e in message.content["events"] if e.get("attr") == "data"))
+        await asyncio.sleep(6)                               # a session's next export waits 5 s after its last
     await asyncio.sleep(3)
     after = process.memory_info().rss
+    kept = 0                                                 # what each page's document still holds of its file
+    for viewer in viewers:
+        await viewer._send("PULL-DOC-REQ", {})
+        doc = (await viewer._next(lambda m: m.msgtype == "PULL-DOC-REPLY")).content["doc"]
+        buttons = find_models(doc, "panel.models.widgets.FileDownload", [])
+        kept += sum(len(button["attributes"].get("data") or "") for button in buttons)
     await asyncio.sleep(20)
     later = process.memory_info().rss
     for viewer in viewers:
         await viewer.close()
     return {"files_mib": [round(size / 2 ** 20, 1) for size in sizes],
+            "kept_in_the_pages_mib": round(kept / 2 ** 20, 1),
             "rss_grown_mib": round((after - before) / 2 ** 20),
             "rss_grown_20s_later_mib": round((later - before) / 2 ** 20)}
 

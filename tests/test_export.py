@@ -405,6 +405,8 @@ def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monk
     import time
     from types import SimpleNamespace
 
+    from bokeh.document import Document
+
     from app.export import section
     from app.export.files import ExportFile
     from app.session import Session
@@ -421,18 +423,19 @@ def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monk
     with language("en"):
         one = section.ExportSection(view)
         one.layout.collapsed = False
+        model = one.button.get_root(Document())                       # what the page's document holds
 
         async def clicks():
             first = await one._make()
             transfers = one.button._transfers
             one.button._sync_data(first)                              # what FileDownload does with the answer
-            kept = one.button._transfers - transfers, one.button.data
+            kept = one.button._transfers - transfers, one.button.data, model.data
             again = asyncio.ensure_future(one._make())                 # inside the pause: waits
             await asyncio.sleep(0.1)
             other = await one._make()                                  # inside the same pause: refused
             message = one.message.object
             return kept, await again, other, message
         kept, again, other, message = asyncio.run(clicks())
-    assert kept == (1, None)                                          # handed over, then let go
+    assert kept == (1, "", "")                                        # handed over, then let go
     assert again.read() == b"x" * 1000 and other is None and "still being made" in message
     assert len(made) == 2 and made[1] - made[0] >= 0.95

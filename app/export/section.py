@@ -85,14 +85,16 @@ class ExportDownload(pn.widgets.FileDownload):
 
     _rename = {**pn.widgets.FileDownload._rename, "color": "button_type"}
 
+    document = None                 # the session's document, set by ExportSection as it makes a file
+
     def _sync_data(self, fileobj):
         if fileobj is None:
             return
         super()._sync_data(fileobj)
-        on_next_tick(pn.state.curdoc, self._let_go)
+        on_next_tick(self.document, self._let_go)      # after the updates the line above scheduled
 
     def _let_go(self):
-        self.data = None
+        self.data = ""                              # Bokeh's model takes a string
 
 
 def choices(page):
@@ -183,7 +185,7 @@ class ExportSection(pn.viewable.Viewer):
             self._making = False
             self._say(_("The server is making other files right now: try again in a minute."), "refused")
             return None
-        doc = pn.state.curdoc
+        doc = self.button.document = pn.state.curdoc
         self.button.disabled, self.progress.value, self.progress.visible = True, 0, True
         self.message.object = ""
 
