@@ -342,17 +342,18 @@ def test_pulls_come_in_a_burst_then_one_per_interval_per_session():
 def test_a_session_holds_at_most_its_share_of_websockets():
     session = "test-session"
     sockets = [Clocked() for _ in range(limits.MAX_SOCKETS_PER_SESSION + 1)]
+    for socket in sockets:
+        socket.lineare_session = session
     try:
         assert all(limits.add_socket(session, s) for s in sockets[:-1])
         assert not limits.add_socket(session, sockets[-1])
-        sockets[0].lineare_gone = True                    # closed: its place is free
+        limits.socket_closed(sockets[0])                  # closed: its place is free
         assert limits.add_socket(session, sockets[-1])
-        limits.drop_socket(session, sockets[0])
         assert len(limits.sockets_of(session)) == limits.MAX_SOCKETS_PER_SESSION
     finally:
         for socket in sockets:
-            limits.drop_socket(session, socket)
-    assert limits.sockets_of(session) == []
+            limits.socket_closed(socket)
+    assert limits.sockets_of(session) == [] and session not in limits._sockets     # nothing kept of it
 
 
 def test_a_panel_widget_model_is_checked_as_its_bokeh_model():

@@ -288,6 +288,15 @@ def test_transition_the_forgotten_pair_keeps_half_per_pair_written_after_it():
     assert (alpha, later, round(100 * alpha ** later)) == (0.5, 4, 6)
 
 
+def test_a_share_is_written_as_the_nearest_whole_percent_in_the_pages_language():
+    from app.cards import percent
+
+    with language("en"):
+        assert [percent(x) for x in (0.0625, 0.834, 0.836, 0.995, 0.004, 1)] == ["6", "83", "84", "100", "0", "100"]
+    with language("it"):
+        assert percent(0.5) == "50" and percent(0.0625) == "6"
+
+
 def test_transition_how_many_of_the_three_models_get_everything_right():
     # linear attention; Mamba-2 with the knob's α = 0.9 on writes; DeltaNet (β = 1)
     runs = [read_phone_book(), read_phone_book(keep=0.9), read_phone_book(beta=1.0)]

@@ -48,7 +48,7 @@ def session_of(token):
 
 def sockets_of(session):
     """The open websockets of `session` (its id)."""
-    return [socket for socket in _sockets.get(session, ()) if not getattr(socket, "lineare_gone", False)]
+    return list(_sockets.get(session, ()))
 
 
 def add_socket(session, socket):
@@ -65,6 +65,13 @@ def drop_socket(session, socket):
         found.discard(socket)
         if not found:
             del _sockets[session]
+
+
+def socket_closed(socket):
+    """`socket` has closed: it no longer holds a place of its session (nor its session an entry here)."""
+    session = getattr(socket, "lineare_session", None)
+    if session is not None:
+        drop_socket(session, socket)
 
 
 def may_pull(socket, now=None):
@@ -158,17 +165,13 @@ def install():
             if not add_socket(session, self):
                 log.warning("websocket %s from %s: refused, %d connections to one page already", self.request.path,
                             self.request.remote_ip, MAX_SOCKETS_PER_SESSION)
-                self.lineare_gone = True
                 self.close(CLOSE_CODE, "too many connections to one page")
                 return None
             self.lineare_session = session
         return open_socket(self, *args, **kwargs)
 
     def _on_close(self):
-        self.lineare_gone = True
-        session = getattr(self, "lineare_session", None)
-        if session is not None:
-            drop_socket(session, self)
+        socket_closed(self)
         connection = getattr(self, "connection", None)
         if connection is not None and getattr(connection, "_session", True) is None:
             # Bokeh's keep-alive pinged this socket while the server was closing it and let its connection go

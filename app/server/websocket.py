@@ -146,14 +146,14 @@ def within_bounds(model, attr, new):
     properties = model.properties()
     values = new if isinstance(new, list) and attr in ("value", "value_throttled") else [new]
     if attr == "clicks":
-        return isinstance(new, int) and not isinstance(new, bool) and new >= 0
+        return new >= 0                              # a whole number: its property's type, checked above
     if attr == "active" and "labels" in properties:
         chosen = new if isinstance(new, list) else [new]
         return all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(model.labels) for i in chosen)
     if attr == "active" and "tabs" in properties:
         return isinstance(new, int) and not isinstance(new, bool) and 0 <= new < len(model.tabs)
     if attr == "active":
-        return isinstance(new, bool)                # a toggle
+        return True                                 # a toggle: true or false, its property's type, checked above
     if "options" in properties:
         return all(v in _choices(model.options) for v in values)
     for low, high in (("start", "end"), ("low", "high")):
