@@ -192,7 +192,7 @@ BUSY = {
     "network": {
         "it": ("Troppe pagine dalla stessa rete",
                "Da questa rete (un indirizzo solo, come quello di una scuola) sono già aperte {per_address} pagine, "
-               "quante un indirizzo ne può avere. Chiudete le pagine che non servono, o riprovate fra un minuto.",
+               "quante un indirizzo ne può avere. Chiudi le pagine che non servono, o riprova fra un minuto.",
                "Chi gestisce la demo può alzare il limite per una classe più grande: "
                "<code>scripts/host --class-size</code> (ora {per_address})."),
         "en": ("Too many pages from one network",
