@@ -14,6 +14,7 @@ Attacks (the hostile visitor of issue 45):
   knob     3 sessions turn the trained state page's example number every 0.3 s (its run was computed on the loop)
   queue    12 sessions on Where memory fails each turn the seed every 0.3 s (one shared FIFO queue of curves)
   builds   from one address, 40 clients open the page's websocket over and over (each a page build)
+  churn    from one address, 20 clients open a page and close it at once, over and over
   event    2 sessions send a 121 kB event naming 1,500 new models, again and again
   pulls    4 connections pull Where memory fails' whole document, again and again
   sockets  one session with 61 websockets moves its knob every 0.5 s (each change goes to every socket)
@@ -35,6 +36,8 @@ import uuid
 from pathlib import Path
 
 import psutil
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
 
 from bench.load import STATE_PAGE, Viewer, find_models, summary
 
@@ -194,6 +197,25 @@ def build_flood(attack, base):
     return [one() for _ in range(40)]
 
 
+def churn_flood(attack, base):
+    """Pages opened and closed at once, over and over (their builds were queued for nobody)."""
+    async def one():
+        while not attack.stopping:
+            viewer = Viewer(base, STATE_PAGE, address=ATTACKER)
+            try:
+                token = await viewer.get_page()
+                route = STATE_PAGE.split("?")[0]
+                socket = await websocket_connect(HTTPRequest(base.replace("http", "ws", 1) + route + "/ws",
+                                                             headers={"Origin": base}, network_interface=ATTACKER),
+                                                 subprotocols=["bokeh", token])
+                socket.close()
+                attack.sent += 1
+            except Exception:
+                attack.errors += 1
+                await asyncio.sleep(0.1)
+    return [one() for _ in range(20)]
+
+
 BOMB = [{"type": "object", "name": "Div", "id": f"evil{i}", "attributes": {"text": "x" * 40}} for i in range(1500)]
 
 
@@ -235,8 +257,8 @@ def socket_flood(attack, base):
     return [run()]
 
 
-FLOODS = {"knob": knob_flood, "queue": queue_flood, "builds": build_flood, "event": event_flood,
-          "pulls": pull_flood, "sockets": socket_flood}
+FLOODS = {"knob": knob_flood, "queue": queue_flood, "builds": build_flood, "churn": churn_flood,
+          "event": event_flood, "pulls": pull_flood, "sockets": socket_flood}
 
 
 async def under(base, flood, seconds, seeds=False):
