@@ -75,7 +75,11 @@ def server(app_dir):
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, 15)
-        process.wait(timeout=30)
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:                  # a server still busy with the flood
+            os.killpg(process.pid, 9)
+            process.wait()
 
 
 def cpu_seconds(process):

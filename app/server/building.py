@@ -614,7 +614,7 @@ def install():
             context = contextvars.copy_context()    # Panel's current document and our language live there
             address = limits.address_of(asker) or getattr(session_context.request, "remote_ip", None)
             try:
-                async with limits.BUILDS.turn(address, session_context.id):
+                async with limits.PAGE_WORK.turn(address, session_context.id):
                     await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
             finally:
                 built.add(doc)                      # even half built or skipped: never built twice
@@ -692,7 +692,7 @@ def write_pulls_off_loop():
     from bokeh.server.session import ServerSession, _needs_document_lock
 
     async def _handle_pull(self, message, connection):
-        async with limits.PULLS.turn(limits.address_of(getattr(connection, "_socket", None)), self.id):
+        async with limits.PAGE_WORK.turn(limits.address_of(getattr(connection, "_socket", None)), self.id):
             return await asyncio.get_running_loop().run_in_executor(
                 WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
 

@@ -7,9 +7,9 @@
   connecting again gives nothing back): a page pulls its whole document once when it connects, and every pull is
   the whole document written as JSON (a flood moved page open from 0.27 to 1.18 s). A pull past them is refused
   like any refused message (app/server/websocket.py).
-- Turns (`Turns`): the page builds and the document pulls of a process run one at a time; they wait their turn
-  address by address, then session by session (app.work.FairQueue), so that a crowd of requests from one
-  address waits behind one request of each other address instead of every other visitor waiting behind it.
+- Turns (`Turns`, PAGE_WORK): the page builds and the document pulls of a process run one at a time; they wait
+  their turn address by address, then session by session (app.work.FairQueue), so that a crowd of requests from
+  one address waits behind one request of each other address instead of every other visitor waiting behind it.
 - Half-sent requests (HEADER_TIMEOUT_S, BODY_TIMEOUT_S): Tornado waits an hour for a request's headers by
   default; a client that sends half a request and stops held 28,000 connections of the classroom server.
   `install()` sets the timeouts through Tornado's own `HTTPServer.configure` (the defaults of every HTTPServer
@@ -137,8 +137,10 @@ class Turns:
                 return
 
 
-BUILDS = Turns("builds")
-PULLS = Turns("pulls")
+# a page's build and a document's JSON are Python through and through: two at once share one core's worth of the
+# interpreter and each takes twice as long, so they take one set of turns (a visitor's page waits for at most one
+# build or pull of each other address, never beside them)
+PAGE_WORK = Turns("page work")
 
 
 def request_timeouts(header_s=HEADER_TIMEOUT_S, body_s=BODY_TIMEOUT_S):
