@@ -339,6 +339,16 @@ def test_pulls_come_in_a_burst_then_one_per_interval_per_session():
     assert not limits.may_pull(socket, now=1000.0)
 
 
+def test_an_address_starts_a_class_of_sessions_at_once_then_one_a_second(monkeypatch):
+    monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(limits.NEW_SESSIONS_BURST, limits.NEW_SESSION_EVERY_S))
+    assert all(limits.may_start_session("school", now=0.0) for _ in range(limits.NEW_SESSIONS_BURST))
+    assert not limits.may_start_session("school", now=0.0)
+    assert limits.may_start_session("home", now=0.0)                                    # each address its own
+    assert limits.may_start_session("school", now=limits.NEW_SESSION_EVERY_S * 1.01)
+    assert not limits.may_start_session("school", now=limits.NEW_SESSION_EVERY_S * 1.02)
+    assert limits.NEW_SESSIONS_BURST >= 45                                              # a class behind one address
+
+
 def test_a_session_holds_at_most_its_share_of_websockets():
     session = "test-session"
     sockets = [Clocked() for _ in range(limits.MAX_SOCKETS_PER_SESSION + 1)]

@@ -458,6 +458,7 @@ def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
     monkeypatch.setattr(building, "MAX_WAITING", max_waiting or building.MAX_WAITING, raising=False)
     monkeypatch.setattr(building, "builds", {"built": 0, "skipped": 0, "refused": 0}, raising=False)
     monkeypatch.setattr(building, "waiting", set(), raising=False)
+    monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(limits.NEW_SESSIONS_BURST, limits.NEW_SESSION_EVERY_S))
     monkeypatch.setattr(pn.config, "reuse_sessions", True)
     monkeypatch.setattr(state, "_sessions", {})
     monkeypatch.setattr(state, "_session_key_funcs", {})
@@ -578,6 +579,30 @@ def test_a_class_opening_the_link_at_once_is_queued_not_refused(monkeypatch, cap
         assert acks == class_size, f"{class_size - acks} of {class_size} refused"
         assert len(calls) - kept == class_size
         assert not [r for r in caplog.records if "refused" in r.getMessage()]
+
+
+def test_pages_opened_and_closed_at_once_from_one_address_are_refused_past_a_class(monkeypatch):
+    """Churn: one address opening pages and closing them at once, over and over, kept the process busy with
+    sessions made for nobody. An address may start a class of sessions at once (here 3), then one a second."""
+    monkeypatch.setattr(limits, "NEW_SESSIONS_BURST", 3)
+    with slow_page_server(monkeypatch, 0.05) as (url, _s, _c):
+        monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(3, 60.0))
+        tokens = [page_token(f"{url}/page") for _ in range(6)]
+
+        async def scenario():
+            churned = []
+            for token in tokens[:5]:
+                socket = await open_socket(url, token, "127.0.0.2")
+                message = await asyncio.wait_for(socket.read_message(), 30)
+                churned.append("ACK" if '"ACK"' in (message or "") else socket.close_code)
+                socket.close()
+            other = await open_socket(url, tokens[5], "127.0.0.1")
+            answer = await asyncio.wait_for(other.read_message(), 30)
+            other.close()
+            return churned, '"ACK"' in (answer or "")
+
+        churned, other = asyncio.run(scenario())
+    assert churned == ["ACK"] * 3 + [1013] * 2 and other, churned
 
 
 def test_one_address_cannot_take_every_place_and_another_address_is_built_next(monkeypatch):

@@ -657,11 +657,12 @@ def skip_gone_and_cap():
         context = self.application_context
         new = session_id not in context._sessions and session_id not in context._pending_sessions
         address = self.request.remote_ip
-        if new and (waiting_for_someone() >= MAX_WAITING or
-                    waiting_for_someone(address) >= MAX_WAITING_PER_ADDRESS):
+        full = waiting_for_someone() >= MAX_WAITING or waiting_for_someone(address) >= MAX_WAITING_PER_ADDRESS
+        if new and (full or not limits.may_start_session(address)):
             builds["refused"] += 1
-            log.warning("websocket %s from %s: refused, %d pages already waiting to be built (%d from there)",
-                        self.request.path, address, waiting_for_someone(), waiting_for_someone(address))
+            log.warning("websocket %s from %s: refused, %s", self.request.path, address,
+                        f"{waiting_for_someone()} pages already waiting to be built ({waiting_for_someone(address)} "
+                        "from there)" if full else "too many new pages from there in a short time")
             self.close(BUSY_CODE, BUSY_REASON)
             return
         asking = ASKER.set(weakref.ref(self))           # this task's context: seen by on_session_created

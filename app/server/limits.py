@@ -7,6 +7,9 @@
   connecting again gives nothing back): a page pulls its whole document once when it connects, and every pull is
   the whole document written as JSON (a flood moved page open from 0.27 to 1.18 s). A pull past them is refused
   like any refused message (app/server/websocket.py).
+- New sessions per address (NEW_SESSIONS_BURST, then one per NEW_SESSION_EVERY_S; app/server/building.py refuses
+  the websocket as busy past them): pages opened and closed at once, over and over from one address, cost the
+  process more than its visitors' knobs (20 such clients: another visitor's knob p95 from 0.2 to 1.9 s).
 - Turns (`Turns`, PAGE_WORK): the page builds and the document pulls of a process run one at a time; they wait
   their turn address by address, then session by session (app.work.FairQueue), so that a crowd of requests from
   one address waits behind one request of each other address instead of every other visitor waiting behind it.
@@ -27,12 +30,13 @@ log = logging.getLogger("lineare.limits")
 MAX_SOCKETS_PER_SESSION = 3
 PULLS_BURST = 20
 PULL_EVERY_S = 2.0
+NEW_SESSIONS_BURST = 60         # a class behind one address, at once
+NEW_SESSION_EVERY_S = 1.0
 HEADER_TIMEOUT_S = 20           # nginx gives a visitor 10 s for its headers; its own keep-alive to us is 15 s
 BODY_TIMEOUT_S = 20
 CLOSE_CODE = 1008
 
 _sockets = {}                   # session id → WeakSet of its open websockets
-_pulls = {}                     # session id (or a socket without one) → (pulls it may make, when counted)
 
 
 def session_of(token):
@@ -74,18 +78,39 @@ def socket_closed(socket):
         drop_socket(session, socket)
 
 
+class Bucket:
+    """`burst` at once per key, then one per `every_s` (a bucket that refills; a full one is forgotten)."""
+
+    def __init__(self, burst, every_s):
+        self.burst, self.every_s = burst, every_s
+        self._left = {}                             # key → (what it may still take, when counted)
+
+    def take(self, key, now=None):
+        """True, and one taken, when `key` may take one now."""
+        now = time.monotonic() if now is None else now
+        left, then = self._left.get(key, (self.burst, now))
+        left = min(self.burst, left + (now - then) / self.every_s)
+        allowed = left >= 1
+        self._left[key] = (left - 1 if allowed else left, now)
+        for old in [k for k, (kept, when) in self._left.items() if kept + (now - when) / self.every_s >= self.burst]:
+            del self._left[old]                     # refilled: the same as never seen
+        return allowed
+
+
+_pulls = Bucket(PULLS_BURST, PULL_EVERY_S)          # per session (or a socket without one)
+_new_sessions = Bucket(NEW_SESSIONS_BURST, NEW_SESSION_EVERY_S)   # per address
+
+
 def may_pull(socket, now=None):
     """True, and one pull counted, when the session of `socket` may pull its document now: PULLS_BURST at once,
-    then one per PULL_EVERY_S (a bucket that refills; a full one is forgotten)."""
-    now = time.monotonic() if now is None else now
-    key = getattr(socket, "lineare_session", None) or id(socket)
-    tokens, then = _pulls.get(key, (PULLS_BURST, now))
-    tokens = min(PULLS_BURST, tokens + (now - then) / PULL_EVERY_S)
-    allowed = tokens >= 1
-    _pulls[key] = (tokens - 1 if allowed else tokens, now)
-    for old in [k for k, (left, when) in _pulls.items() if left + (now - when) / PULL_EVERY_S >= PULLS_BURST]:
-        del _pulls[old]                             # refilled: the same as never seen
-    return allowed
+    then one per PULL_EVERY_S."""
+    return _pulls.take(getattr(socket, "lineare_session", None) or id(socket), now)
+
+
+def may_start_session(address, now=None):
+    """True, and one counted, when `address` may have a new session made now: NEW_SESSIONS_BURST at once (a
+    class), then one per NEW_SESSION_EVERY_S."""
+    return _new_sessions.take(address, now)
 
 
 def address_of(socket):
