@@ -712,6 +712,7 @@ def parse_args(argv):
 @contextlib.contextmanager
 def hosted(args, log):
     """(base URL, {name: pid}) of the host to measure: a running one (--url) or one started here."""
+    os.environ["LINEARE_NEW_SESSION_EVERY_S"] = "0.001"    # every viewer comes from 127.0.0.1 (app/server/limits.py)
     if args.app and not args.url:
         with app_server(args, log) as found:
             yield found
