@@ -149,9 +149,9 @@ def within_bounds(model, attr, new):
         return new >= 0                              # a whole number: its property's type, checked above
     if attr == "active" and "labels" in properties:
         chosen = new if isinstance(new, list) else [new]
-        return all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < len(model.labels) for i in chosen)
+        return all(isinstance(i, int) and 0 <= i < len(model.labels) for i in chosen)     # not a bool: its type
     if attr == "active" and "tabs" in properties:
-        return isinstance(new, int) and not isinstance(new, bool) and 0 <= new < len(model.tabs)
+        return isinstance(new, int) and 0 <= new < len(model.tabs)
     if attr == "active":
         return True                                 # a toggle: true or false, its property's type, checked above
     if "options" in properties:
