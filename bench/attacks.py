@@ -54,7 +54,8 @@ def server(app_dir):
     from app.devtools import free_port
 
     port = free_port()
-    setup = Path(app_dir) / "app" / "server" / "panel_setup.py"
+    setup = next(p for p in (Path(app_dir) / "app" / "server" / "panel_setup.py",     # deploy/ before December 7
+                             Path(app_dir) / "deploy" / "panel_setup.py") if p.exists())
     command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process", "--",
                "--reuse-sessions", "--setup", str(setup)]
     log = tempfile.NamedTemporaryFile(prefix="lineare-attacks-", suffix=".log", delete=False)
