@@ -114,7 +114,7 @@ def test_one_job_in_flight_per_session_and_a_bounded_share_per_address(monkeypat
 def test_jobs_take_turns_address_by_address_then_session_by_session(monkeypatch):
     """One address with five sessions queues first; another visitor's job runs second, not sixth."""
     current, order, gate, done = served(monkeypatch), [], threading.Event(), threading.Event()
-    worker = work.Worker("turns", max_waiting=None, per_address=None)
+    worker = work.Worker("turns", max_waiting=None, per_address=None, threads=1)
     current[0] = Visitor("first", "10.0.0.9")
     worker.submit(gate.wait, lambda _r: None)                     # holds the thread while the others queue
     for i in range(5):
@@ -240,3 +240,23 @@ def test_an_address_that_just_had_a_turn_waits_behind_one_that_comes_after_it():
     queue.put("crowd", 4, "crowd-4")
     queue.put("visitor", 9, "visitor-again")
     assert [queue.pop(), queue.pop()] == ["crowd-4", "visitor-again"]
+
+
+def test_a_visitors_job_starts_beside_a_crowds_and_an_address_runs_one_at_a_time(monkeypatch):
+    current, gate, started = served(monkeypatch), threading.Event(), []
+    worker = work.Worker("beside", max_waiting=None, per_address=None, threads=2)
+    current[0] = Visitor("crowd-1", "10.0.0.1")
+    worker.submit(lambda: (started.append("crowd-1"), gate.wait(5)), lambda _r: None)
+    current[0] = Visitor("crowd-2", "10.0.0.1")
+    worker.submit(lambda: started.append("crowd-2"), lambda _r: None)
+    current[0] = Visitor("visitor", "10.0.0.2")
+    arrived = threading.Event()
+    worker.submit(lambda: (started.append("visitor"), arrived.set()), lambda _r: None)
+    assert arrived.wait(5)                                   # ran while the crowd's first job still runs
+    assert "crowd-2" not in started                          # the crowd's address: one job at a time
+    gate.set()
+    for _attempt in range(500):
+        if "crowd-2" in started:
+            break
+        threading.Event().wait(0.01)
+    assert started == ["crowd-1", "visitor", "crowd-2"]

@@ -38,7 +38,7 @@ FIT_FROM = 256                      # … and only once a length of at least thi
 
 # One thread for the whole process: measurements run one after the other (fair timings, one core
 # busy at most), and past three queued a visitor is told to come back instead of joining the queue.
-MEASURER = Worker("measure", max_waiting=3)
+MEASURER = Worker("measure", max_waiting=3, threads=1)        # timings: never two at once
 # A knob runs the three forms again (10–30 ms at T = 256, more on a busy server): off the event loop too.
 COMPARER = Worker("compare")
 

@@ -195,7 +195,7 @@ def generate(variant, context, requested, heads, dim, seed, repeats=None):
 
 # A run takes up to seconds (the pre-fill of 32,768 tokens): measured on one thread for all sessions, one
 # at a time, so that runs do not slow each other down. Each session waits for at most one run.
-MEASURER = Worker("two-bills-generate")
+MEASURER = Worker("two-bills-generate", threads=1)           # timings: never two at once
 
 # a page opens on a run of its settings measured this recently (0: each page measures its own)
 OPENING_AGE_S = float(os.environ.get("LINEARE_OPENING_AGE_S", 60.0))
