@@ -98,7 +98,7 @@ def spinner(doc, words):
 
 async def seed_change(viewer):
     """Turn Where memory fails' seed; seconds until its new curve comes (a data source's new data)."""
-    seed = spinner(viewer.doc, "seed")
+    seed = spinner(viewer.document, "seed")
     while not viewer.inbox.empty():
         viewer.inbox.get_nowait()
     started = time.perf_counter()
@@ -174,14 +174,14 @@ async def keep_sending(attack, base, path, send, pause):
 
 def knob_flood(attack, base):
     async def turn(viewer):
-        box = spinner(viewer.doc, "Example")
+        box = spinner(viewer.document, "Example")
         await viewer._patch([viewer._change(box["id"], "value", random.randrange(1, 10_000))])
     return [keep_sending(attack, base, "/state?mode=trained&lang=en", turn, 0.3) for _ in range(3)]
 
 
 def queue_flood(attack, base):
     async def turn(viewer):
-        await viewer._patch([viewer._change(spinner(viewer.doc, "seed")["id"], "value", random.randrange(10_000))])
+        await viewer._patch([viewer._change(spinner(viewer.document, "seed")["id"], "value", random.randrange(10_000))])
     return [keep_sending(attack, base, MEMORY_PAGE, turn, 0.3) for _ in range(12)]
 
 
@@ -226,7 +226,7 @@ BOMB = [{"type": "object", "name": "Div", "id": f"evil{i}", "attributes": {"text
 
 def event_flood(attack, base):
     async def bomb(viewer):
-        button = find_models(viewer.doc, "panel.models.widgets.Button", [])[0]
+        button = find_models(viewer.document, "panel.models.widgets.Button", [])[0]
         await viewer._patch([{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
             "type": "event", "name": "button_click",
             "values": {"type": "map", "entries": [["model", {"id": button["id"]}], ["extra", BOMB]]}}}])
@@ -307,7 +307,7 @@ async def export(base, process, sessions=2):
     for _ in range(sessions):
         viewer = Viewer(base, "/state?variant=deltanet&preset=crowd&lang=en")
         await viewer.open()
-        card = find_models(viewer.doc, "panel.models.layout.Card", [])
+        card = find_models(viewer.document, "panel.models.layout.Card", [])
         card = next(c for c in card if "lineare-downloads" in c["attributes"].get("css_classes", []))
         await viewer._patch([viewer._change(card["id"], "collapsed", False)])
         await asyncio.sleep(1.0)

@@ -15,8 +15,13 @@
   one address waits behind one request of each other address instead of every other visitor waiting behind it.
 - Half-sent requests (HEADER_TIMEOUT_S, BODY_TIMEOUT_S): Tornado waits an hour for a request's headers by
   default; a client that sends half a request and stops held 28,000 connections of the classroom server.
-  `install()` sets the timeouts through Tornado's own `HTTPServer.configure` (the defaults of every HTTPServer
-  made afterwards, Bokeh's included).
+  `request_timeouts()` sets them through Tornado's own `HTTPServer.configure` (the defaults of every HTTPServer
+  made afterwards, Bokeh's included): a public setting, not a patch.
+
+The websockets per session are counted by `count_sockets()`, which replaces Bokeh's `WSHandler.open` and
+`on_close` (app/server/patches.py lists it as "sockets-per-session": installed only on a tested set of versions,
+left out with `python -m app --no-patches`); the pulls are counted by the allow-list's `on_message`
+(app/server/websocket.py), the new sessions and the turns by the build thread's patches (app/server/building.py).
 """
 import asyncio
 import contextlib
@@ -178,15 +183,15 @@ def request_timeouts(header_s=HEADER_TIMEOUT_S, body_s=BODY_TIMEOUT_S):
     HTTPServer.configure(None, idle_connection_timeout=header_s, body_timeout=body_s)
 
 
-def install():
-    """Websockets per session counted (Bokeh's WSHandler, through Tornado's open/on_close); half-sent requests
-    time out."""
+def count_sockets():
+    """Patch Bokeh's WSHandler (listed in app/server/patches.py): its `open` counts the websockets of each session
+    and closes one past MAX_SOCKETS_PER_SESSION; its `on_close` lets the socket's place go (and skips Bokeh's own
+    when Bokeh's keep-alive already let the connection go)."""
     from bokeh.server.views.ws import WSHandler
 
-    request_timeouts()
     open_socket, on_close = WSHandler.open, WSHandler.on_close
     if getattr(open_socket, "lineare_limits", False):
-        return
+        return True
 
     def open(self, *args, **kwargs):
         session = session_of(getattr(self, "_token", None))
@@ -210,3 +215,4 @@ def install():
 
     open.lineare_limits = True
     WSHandler.open, WSHandler.on_close = open, _on_close
+    return True
