@@ -127,6 +127,8 @@ NO_ARRAYS = {
     "app.dashboards.transition.pictures._table_html": (transition.match("scalar", 0.9, 0.0), False, "en"),
     "app.dashboards.architectures.view._card_html": ("deltanet", False, "en"),
     "app.export.draw.font": (12,),
+    "app.components.browser.callback": ("number_tick",),          # the pages' JavaScript, read once: text
+    "app.components.browser._page_code": ("busy",),
 }
 
 

@@ -305,7 +305,7 @@ def test_an_event_carrying_new_models_is_refused_before_any_is_built(server):
     bomb = [{"type": "object", "name": "Div", "id": f"evil{i}", "attributes": {"text": "x" * 40}} for i in range(1500)]
 
     async def scenario():
-        async with Wire.open(server.url, "/state") as wire:
+        async with Wire.open(server.url, "/transition") as wire:          # a page with a button and a slider
             document = await wire.pull()
             button = _first(document, Button)
             before = process.cpu_times()
