@@ -252,7 +252,8 @@ def test_italian_plural_forms_for_none_one_and_two():
 
     def recall(right):
         asked = lambda ok: types.SimpleNamespace(right=ok, expected="21", answer="21" if ok else "47",
-                                                 token=types.SimpleNamespace(text="Anna?"), cosines=np.ones(1))
+                                                 token=types.SimpleNamespace(text="Anna?"), cosines=np.ones(1),
+                                                 tied=())
         return Recall(["21", "47"], [asked(i < right) for i in range(2)])
 
     expected = {"it": (["0 passi", "1 passo", "2 passi"],
