@@ -15,7 +15,7 @@ Attacks (the hostile visitor of issue 45):
   queue    12 sessions on Where memory fails each turn the seed every 0.3 s (one shared FIFO queue of curves)
   builds   from one address, 40 clients open the page's websocket over and over (each a page build)
   churn    from one address, 20 clients open a page and close it at once, over and over
-  event    2 sessions send a 121 kB event naming 1,500 new models, again and again
+  event    2 sessions on the transition page send a 121 kB event naming 1,500 new models, again and again
   pulls    4 connections pull Where memory fails' whole document, again and again
   sockets  one session with 61 websockets moves its knob every 0.5 s (each change goes to every socket)
   buffers  one message announces 10⁹ binary buffers, then sends 80 MB of them (the server's RSS)
@@ -44,6 +44,7 @@ from bench.load import STATE_PAGE, Viewer, find_models, summary
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = "127.0.0.2"
 MEMORY_PAGE = "/memory-fails?lang=en"
+BUTTON_PAGE = "/transition?lang=en"       # a page with a Button (the state page's header buttons are the frame's HTML)
 
 
 # ---------------------------------------------------------------------------------------------- the server
@@ -230,7 +231,7 @@ def event_flood(attack, base):
         await viewer._patch([{"kind": "MessageSent", "msg_type": "bokeh_event", "msg_data": {
             "type": "event", "name": "button_click",
             "values": {"type": "map", "entries": [["model", {"id": button["id"]}], ["extra", BOMB]]}}}])
-    return [keep_sending(attack, base, STATE_PAGE, bomb, 0.05) for _ in range(2)]
+    return [keep_sending(attack, base, BUTTON_PAGE, bomb, 0.05) for _ in range(2)]
 
 
 def pull_flood(attack, base):
