@@ -19,7 +19,6 @@ decoded answers (`decode`: the stored value the read-out points at best, or a ti
 up to rounding, by the tie rule of `engine.capacity`: a tie is no answer, and counts as wrong). Nothing
 here draws or translates (preset names are msgids): problems come back as codes for the app to word.
 """
-import functools
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 
 from app.i18n import N_
+from app.shared import read_only, shared_cache
 from app.variants import REGISTRY
 from engine.capacity import rounding_tie
 from engine.gates import make_gates
@@ -185,7 +185,7 @@ class Run:
     def derived(self, key, make):
         """make(), computed once per run and `key`."""
         if key not in self.memo:
-            self.memo[key] = make()
+            self.memo[key] = read_only(make())      # shared with every session that shows the run
         return self.memo[key]
 
 
@@ -220,7 +220,7 @@ def run_sequence(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, key
     return Run(variant, tokens, records, _answers(tokens, records, candidates, heads, seed), candidates, columns)
 
 
-@functools.lru_cache(maxsize=64)
+@shared_cache(maxsize=64)
 def shared_run(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, keys="random"):
     """`run_sequence` once per process for the same arguments (`tokens` a tuple): a class that moves a
     knob to the same few places runs each of them once. Every caller gets the same `Run`: read it only."""

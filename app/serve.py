@@ -47,6 +47,7 @@ from app import data_path
 from app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
 from app.classroom.store import ROOM_SIZE
 from app.server import building
+from app.server.websocket import IDLE_S, LIFETIME_S
 from lineare import arguments
 
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -213,9 +214,12 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
-    parser.add_argument("--idle-minutes", type=arguments.above(0.0), default=10.0,
-                        help="close a connection that sent nothing this long (an open, visible page tells the "
-                             "server once a minute that it is there; default: %(default)s)")
+    parser.add_argument("--idle-minutes", type=arguments.above(0.0), default=IDLE_S / 60,
+                        help="close a connection whose page changed nothing this long (an open, visible page tells "
+                             "the server once a minute that it is there; default: %(default)s)")
+    parser.add_argument("--session-hours", type=arguments.above(0.0), default=LIFETIME_S / 3600,
+                        help="close any connection open this long (a script can pretend to be a page that is "
+                             "looked at; a reload opens the page again; default: %(default)s)")
     parser.add_argument("--max-waiting-builds", type=arguments.positive, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
@@ -224,7 +228,7 @@ def main(argv=None):
                              "(what, guard, versions checked, its test) and exit")
     parser.add_argument("--no-patches", action="store_true",
                         help="serve with none of them: Panel and Bokeh as released (no build thread, no websocket "
-                             "allow-list, no cheaper builds; to compare, or on untested versions)")
+                             "allow-list, no limits per page, no cheaper builds; to compare, or on untested versions)")
     parser.add_argument("--lan", action="store_true",
                         help="serve the classroom's network (students' phones join a live class): listen on every "
                              "interface and accept this machine's network addresses as websocket origins")
@@ -260,7 +264,7 @@ def main(argv=None):
         # (app/server/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app.server import memory, security, websocket
+    from app.server import limits, memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -281,11 +285,12 @@ def main(argv=None):
           "a few seconds) …", file=sys.stderr, flush=True)
     from panel.command import main as panel_main
     security.one_line_for_closed_connections()
-    websocket.install(idle_s=args.idle_minutes * 60, allow_list=False)
+    websocket.install(idle_s=args.idle_minutes * 60, lifetime_s=args.session_hours * 3600, allow_list=False)
+    limits.request_timeouts()              # Tornado's own setting, not a patch: half-sent requests cut off
     memory.install(forks=count > 1)
     if args.no_patches:
         print("Lineare: --no-patches: Panel and Bokeh as released (no build thread, no websocket allow-list, no "
-              "security handlers, no cheaper builds)", file=sys.stderr, flush=True)
+              "security handlers, no limits per page, no cheaper builds)", file=sys.stderr, flush=True)
     else:
         from app.server import patches
         building.MAX_WAITING = max(1, args.max_waiting_builds)

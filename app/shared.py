@@ -34,5 +34,6 @@ def shared_cache(maxsize=128):
         @functools.wraps(function)
         def cached(*args, **kwargs):
             return read_only(function(*args, **kwargs))
+        cached.shared = True                # tests/test_shared_caches.py tells these caches from others
         return cached
     return decorate

@@ -1,6 +1,7 @@
 """Hostile page loads against one `python -m app` process: every answer, its log, and its memory.
 
     .venv/bin/python -m bench.hostile [--loads 250] [--settle 80] [--json]
+    .venv/bin/python -m bench.hostile attacks [--only NAME …] [--app-dir DIR …]   # bench/attacks.py
 
 `hostile_urls()` puts every URL parameter of every page (the stores' URL keys, the player's, the
 session's) to huge, negative, NaN, infinite, empty, long, unicode and HTML-injection values, one
@@ -133,6 +134,10 @@ def measure(loads=250, settle=80.0, panel_args=(), port=None):
 
 
 def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["attacks"]:                       # a hostile visitor's attacks and their victim: bench/attacks.py
+        from bench.attacks import main as attacks
+        return attacks(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m bench.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", type=int, default=250, help="hostile GETs, spread over the list")
     parser.add_argument("--settle", type=float, default=80.0, help="seconds to wait for sessions to be discarded")

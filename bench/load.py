@@ -120,6 +120,7 @@ class Viewer:
     done: bool = False                        # finished its part (or failed): only waits to close
     received_bytes: int = 0
     stylesheets: list = field(default_factory=list)   # the URLs of the pulled document's imported stylesheets
+    address: str | None = None                # the source address (one of this machine's), e.g. another loopback
 
     async def open(self, page_base=None):
         """GET the page (from `page_base` if given, e.g. another server), then its websocket at `base`."""
@@ -129,7 +130,9 @@ class Viewer:
     async def get_page(self, page_base=None):
         """GET the page; its session token."""
         try:
-            response = await AsyncHTTPClient().fetch((page_base or self.base) + self.path, request_timeout=TIMEOUT_S)
+            response = await AsyncHTTPClient().fetch(HTTPRequest((page_base or self.base) + self.path,
+                                                                 request_timeout=TIMEOUT_S,
+                                                                 network_interface=self.address))
         except HTTPClientError as error:
             if error.code in (429, 503):
                 self.refused = error.code
@@ -144,7 +147,7 @@ class Viewer:
         route = self.path.split("?")[0].rstrip("/")
         url = self.base.replace("http", "ws", 1) + route + "/ws"
         self.socket = await websocket_connect(
-            HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S),
+            HTTPRequest(url, headers={"Origin": self.base}, request_timeout=TIMEOUT_S, network_interface=self.address),
             subprotocols=["bokeh", token], compression_options={}, max_message_size=256 * 2 ** 20)
         # browsers send small messages at once (Chromium sets TCP_NODELAY on its sockets); with Nagle's
         # algorithm a knob's second message waited for the server's delayed ACK, ~40 ms per move
@@ -939,6 +942,7 @@ def parse_args(argv):
 @contextlib.contextmanager
 def hosted(args, log):
     """(base URL, {name: pid}) of the host to measure: a running one (--url) or one started here."""
+    os.environ["LINEARE_NEW_SESSION_EVERY_S"] = "0.001"    # every viewer comes from 127.0.0.1 (app/server/limits.py)
     if args.app and not args.url:
         with app_server(args, log) as found:
             yield found

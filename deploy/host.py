@@ -51,6 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
 PAGES = ROOT / "app" / "pages"
 WS_SLACK = 10                # the websockets' cap is this much above the pages' (see nginx.conf)
+CLASS_SIZE = 45              # one address's live sessions by default: a class behind one school address
+STATIC_PER_PAGE = 30         # static files one address may fetch at once, per page it may open (a page loads ~20)
+STATIC_PER_S = 30            # … and then per second
 START_TIMEOUT_S = 180        # --warm builds every page before a server listens
 RESTARTS = 3                 # a server that dies this many times in a row soon after starting: give up
 
@@ -153,18 +156,29 @@ def nginx_user_line():
     return "user root root;" if os.geteuid() == 0 else ""
 
 
+def address_socket(run_dir):
+    """The unix socket of nginx's second hop (the per-address count); a socket's path has at most 107 bytes."""
+    path = Path(run_dir) / "addresses.sock"
+    if len(str(path).encode()) > 107:
+        raise HostError(f"--run-dir is too long a path for a unix socket in it ({path}): choose a shorter one")
+    return path
+
+
 def nginx_conf(args, server_ports, run_dir, down=()):
     fields = {
         "RUN": str(run_dir), "DEPLOY": str(DEPLOY), "HEADERS": str(HEADERS_FILE), "USER": nginx_user_line(),
         "LISTEN": f"{args.address}:{args.port}", "STATUS_PORT": str(args.status_port),
         "SERVERS": "\n".join(f"        server 127.0.0.1:{p} max_fails=1 fail_timeout=5s{' down' if p in down else ''};"
                              for p in server_ports),
+        "ADDRESS_SOCKET": str(address_socket(run_dir)),
         "PAGES": "|".join(page_routes()),
         "MAX_SESSIONS": str(args.max_sessions), "MAX_SESSIONS_WS": str(args.max_sessions + WS_SLACK),
-        "PER_ADDRESS": str(args.per_address), "RATE": f"{args.rate}r/m", "BURST": str(args.burst),
+        "PER_ADDRESS": str(args.per_address), "PER_ADDRESS_WS": str(args.per_address + WS_SLACK),
+        "RATE": f"{args.rate}r/m", "BURST": str(args.burst),
+        "STATIC_RATE": f"{STATIC_PER_S}r/s", "STATIC_BURST": str(STATIC_PER_PAGE * max(args.burst, args.per_address)),
         "MAX_URL": args.max_url,
-        "CONNECTIONS": str(max(1024, 4 * (args.max_sessions + WS_SLACK) + 256)),
-        "FILES": str(max(2048, 8 * (args.max_sessions + WS_SLACK) + 512)),
+        "CONNECTIONS": str(max(1024, 6 * (args.max_sessions + WS_SLACK) + 256)),
+        "FILES": str(max(2048, 12 * (args.max_sessions + WS_SLACK) + 512)),
     }
     text = (DEPLOY / "nginx.conf").read_text()
     for name, value in fields.items():
@@ -172,6 +186,61 @@ def nginx_conf(args, server_ports, run_dir, down=()):
     if "{{" in text:
         raise HostError(f"deploy/nginx.conf has a field scripts/host does not fill: {text[text.index('{{'):][:40]}")
     return text
+
+
+# what each refusal says (nginx serves these pages itself, from --run-dir/pages), and what the operator can raise
+BUSY = {
+    "full": {
+        "it": ("La demo è piena",
+               "Sono aperte {max_sessions} pagine, quante questa demo ne accoglie. Riprova fra un minuto.",
+               "Chi gestisce la demo può alzare il limite: <code>scripts/host --max-sessions</code> "
+               "(ora {max_sessions})."),
+        "en": ("The demo is full",
+               "{max_sessions} pages are open, as many as this demo takes. Try again in a minute.",
+               "Whoever runs the demo can raise the limit: <code>scripts/host --max-sessions</code> "
+               "(now {max_sessions})."),
+    },
+    "network": {
+        "it": ("Troppe pagine dalla stessa rete",
+               "Da questa rete (un indirizzo solo, come quello di una scuola) sono già aperte {per_address} pagine, "
+               "quante un indirizzo ne può avere. Chiudi le pagine che non servono, o riprova fra un minuto.",
+               "Chi gestisce la demo può alzare il limite per una classe più grande: "
+               "<code>scripts/host --class-size</code> (ora {per_address})."),
+        "en": ("Too many pages from one network",
+               "{per_address} pages are already open from this network (one address, such as a school's), as many "
+               "as one address may have. Close the pages you do not need, or try again in a minute.",
+               "Whoever runs the demo can raise the limit for a larger class: <code>scripts/host --class-size</code> "
+               "(now {per_address})."),
+    },
+    "often": {
+        "it": ("Troppe richieste da questa rete",
+               "Da questo indirizzo sono state aperte troppe pagine in poco tempo. Riprova fra un minuto.",
+               "Chi gestisce la demo può alzare il limite: <code>scripts/host --rate</code> e <code>--burst</code> "
+               "(ora {rate} al minuto, {burst} di fila)."),
+        "en": ("Too many requests from this network",
+               "Too many pages were opened from this address in a short time. Try again in a minute.",
+               "Whoever runs the demo can raise the limit: <code>scripts/host --rate</code> and <code>--burst</code> "
+               "(now {rate} a minute, {burst} at once)."),
+    },
+}
+
+
+def busy_pages(args):
+    """{file name: HTML} of the pages nginx answers a refusal with, one per limit, both languages."""
+    import html
+
+    template = (DEPLOY / "pages" / "busy.html").read_text(encoding="utf-8")
+    values = {"max_sessions": args.max_sessions, "per_address": args.per_address, "rate": args.rate,
+              "burst": args.burst}
+    pages = {}
+    for reason, languages in BUSY.items():
+        page = template
+        for code, (title, text, operator) in languages.items():
+            for field, value in (("TITLE", html.escape(title)), ("TEXT", html.escape(text.format(**values))),
+                                 ("OPERATOR", operator.format(**values))):       # the operator's line has <code>
+                page = page.replace("{{" + code.upper() + "_" + field + "}}", value)
+        pages[f"busy-{reason}.html"] = page
+    return pages
 
 
 def answers(url, timeout=2):
@@ -202,8 +271,11 @@ class Host:
     def start(self):
         args = self.args
         binary = nginx_binary()
-        for sub in ("tmp", "cache"):
+        shutil.rmtree(self.run_dir / "cache", ignore_errors=True)      # files of another version of the app
+        for sub in ("tmp", "cache", "pages"):
             (self.run_dir / sub).mkdir(parents=True, exist_ok=True)
+        for name, page in busy_pages(args).items():
+            (self.run_dir / "pages" / name).write_text(page, encoding="utf-8")
         first = args.first_server_port if args.first_server_port is not None else args.port + 1
         ports = [free_port() for _ in range(args.workers)] if first == 0 else \
             [first + i for i in range(args.workers)]
@@ -386,13 +458,17 @@ def parse(argv):
                         help="server processes (default: one per core)")
     parser.add_argument("--max-sessions", type=arguments.at_least(1, 59_999), default=60,
                         help="live sessions (open pages) over all servers; past it: 'the demo is full'")
+    parser.add_argument("--class-size", type=arguments.at_least(1, 65_535), default=CLASS_SIZE,
+                        help="the largest class expected behind one address (a school's): one address may hold "
+                             "this many live sessions (default: %(default)s)")
     parser.add_argument("--per-address", type=arguments.at_least(1, 65_535), default=None,
-                        help="live sessions from one IP address (a classroom behind one school address; "
-                             "default: half of --max-sessions, so that one address cannot fill the demo)")
+                        help="live sessions from one IP address (default: --class-size, at most --max-sessions); "
+                             "past it: 'too many pages from one network'")
     parser.add_argument("--rate", type=arguments.positive, default=30,
                         help="pages and new sessions per minute from one IP address, each (after the burst)")
-    parser.add_argument("--burst", type=arguments.positive, default=60,
-                        help="pages or sessions one IP address may open at once")
+    parser.add_argument("--burst", type=arguments.positive, default=None,
+                        help="pages or sessions one IP address may open at once (default: 60, or --class-size if "
+                             "larger)")
     parser.add_argument("--max-url", type=nginx_size, default="8k",
                         help="longest request line (and header line), nginx size")
     parser.add_argument("--threads", type=arguments.at_least(0), default=0,
@@ -419,7 +495,9 @@ def parse(argv):
     args = parser.parse_args(argv)
     args.panel_args = extra
     if args.per_address is None:
-        args.per_address = max(1, args.max_sessions // 2)
+        args.per_address = min(args.class_size, args.max_sessions)
+    if args.burst is None:
+        args.burst = max(60, args.class_size)
     if not (1 <= args.workers and 1 <= args.max_sessions < 60_000 and 1 <= args.per_address < 65_536):
         parser.error("--workers, --max-sessions and --per-address must be at least 1 (nginx counts below 65,536)")
     return args

@@ -14,6 +14,8 @@ import torch.nn.functional as F
 from inputs import VARIANTS, make_inputs, rel_rms
 from reference import reference
 
+import engine.ops as ops
+
 B, D_K, D_V = 2, 8, 6  # d_k != d_v so transposed states cannot pass
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}
 TOL_STRONG_F32 = 1e-4  # engine/README.md, "Contract": strong decays agree within 1e-4 in float32
@@ -235,16 +237,6 @@ def test_reference_accepts_float32_and_scale():
 # Part 2 — the engine against the reference
 # ---------------------------------------------------------------------------------------------
 
-def _engine():
-    try:
-        import engine.ops as ops
-    except ModuleNotFoundError as e:
-        pytest.skip(f"engine.ops not importable yet: {e}")
-    if not hasattr(ops, "forward"):
-        pytest.skip("engine.ops.forward does not exist yet")
-    return ops
-
-
 @functools.lru_cache(maxsize=None)
 def _case(variant, normalize, T, H, dtype, strong, seed, d_k=D_K, d_v=D_V):
     """Inputs and their reference output; cached because the reference loops are slow."""
@@ -254,16 +246,11 @@ def _case(variant, normalize, T, H, dtype, strong, seed, d_k=D_K, d_v=D_V):
 
 
 def _run_engine(variant, form, cs, q, k, v, gates, **kw):
-    ops = _engine()
+    """The engine's output: an error it raises fails the test (softmax has a chunked form too: blocks of the
+    parallel one over a growing cache)."""
     if form == "chunked":
         kw["chunk_size"] = cs
-    try:
-        return ops.forward(variant, q, k, v, form=form, **kw, **gates)
-    except (NotImplementedError, ValueError) as e:
-        if variant == "softmax" and form == "chunked":
-            # engine/README.md: softmax has parallel and recurrent-with-cache forms only
-            pytest.skip(f"no chunked softmax in the engine: {e}")
-        raise
+    return ops.forward(variant, q, k, v, form=form, **kw, **gates)
 
 
 def _compare(variant, form, out, ref, tol, dtype):
@@ -368,7 +355,6 @@ def _as_engine_state(ops, kind, state):
 @pytest.mark.parametrize("form,cs", [("recurrent", None), ("parallel", None), ("chunked", 16)])
 @pytest.mark.parametrize("variant,normalize", CASES, ids=CASE_IDS)
 def test_engine_initial_state(variant, normalize, form, cs, T, dtype):
-    ops = _engine()
     H = 3
     q, k, v, gates = make_inputs(variant, B=B, T=T, H=H, dtype=dtype, seed=20 + T,
                                  normalize=normalize)

@@ -85,7 +85,7 @@ def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(
             self.held = False
 
     class Session:                        # what Bokeh's lock decorator and _handle_pull use of a session
-        destroyed, _pending_writes, _lock = False, None, Held()
+        destroyed, _pending_writes, _lock, id = False, None, Held(), "a session"
         block_expiration = unblock_expiration = lambda self: None
 
     session, doc, seen = Session(), Document(), {}

@@ -73,3 +73,20 @@ def test_a_saved_holomap_is_one_html_file_with_its_slider_and_bokeh_inline(delta
     assert "cdn.bokeh.org" not in text and "Bokeh" in text                     # the JavaScript is in the file
     assert not re.findall(r"https?://[^\"' ]+\.css", text)                     # and every stylesheet
     assert "DiscreteSlider" in text or "Slider" in text
+
+
+def test_a_per_channel_decay_is_drawn_as_its_mean_over_the_key_channels_per_head():
+    """GLA's decay is one number per key channel ([B, H, d_k] in each record): one curve per head, each token's
+    point the mean of that head's d_k channels, read here straight from the records."""
+    torch.manual_seed(1)
+    T, H, d_k, d_v = 5, 2, 4, 3
+    q, k, v = torch.randn(1, T, H, d_k), torch.randn(1, T, H, d_k), torch.randn(1, T, H, d_v)
+    g = -torch.rand(1, T, H, d_k) * torch.tensor([0.1, 0.5, 1.0, 3.0])               # a different decay per channel
+    _o, _state, records = stepping.run("gla", q, k, v, g=g)
+    assert records[0].decay.shape == (1, H, d_k)
+    curves = {curve.label: curve for curve in charts.gates(records)}
+    assert set(curves) == {f"decay (channel mean), head {h + 1}" for h in range(H)}
+    for h in range(H):
+        expected = [sum(float(r.decay[0, h, c]) for c in range(d_k)) / d_k for r in records]
+        assert np.allclose(curves[f"decay (channel mean), head {h + 1}"].dimension_values(1), expected)
+        assert np.allclose(expected, np.exp(g[0, :, h]).mean(-1))                  # the records' decay is e^g

@@ -242,6 +242,42 @@ def test_plurals_follow_the_catalogs_plural_forms(tmp_path, monkeypatch):
     assert ("{count} step", "empty") in catalogs.problems("it")
 
 
+def test_italian_plural_forms_for_none_one_and_two():
+    """Italian: 0 and 2 take the plural («0 risposte giuste»), 1 the singular; English likewise."""
+    import types
+
+    from app.dashboards.transition.model import Recall
+    from app.dashboards.transition.pictures import answers_html
+    from app.i18n import ngettext
+
+    def recall(right):
+        asked = lambda ok: types.SimpleNamespace(right=ok, expected="21", answer="21" if ok else "47",
+                                                 token=types.SimpleNamespace(text="Anna?"), cosines=np.ones(1),
+                                                 tied=())
+        return Recall(["21", "47"], [asked(i < right) for i in range(2)])
+
+    expected = {"it": (["0 passi", "1 passo", "2 passi"],
+                       ["0 risposte giuste su 2", "1 risposta giusta su 2", "2 risposte giuste su 2"]),
+                "en": (["0 steps", "1 step", "2 steps"], ["0 of 2", "1 of 2", "2 of 2"])}
+    for code, (steps, answers) in expected.items():
+        with language(code):
+            assert [ngettext("{count} step", "{count} steps", n).format(count=n) for n in (0, 1, 2)] == steps
+            for n, words in zip((0, 1, 2), answers):
+                assert words in answers_html(recall(n)), (code, n, answers_html(recall(n)))
+
+
+@pytest.mark.parametrize("number, elided", [
+    ("1", True), ("8", True), ("11", True), ("80", True), ("83", True), ("800", True), ("8.000", True),
+    ("11.000", True), ("11.999", True), ("1,5", True), ("0", False), ("10", False), ("18", False), ("50", False),
+    ("111", False), ("1.000", False), ("12.000", False), ("110.000", False)])
+def test_italian_elides_the_article_before_a_number_read_with_a_vowel_first(number, elided):
+    """uno, otto, undici, ottanta, undicimila … take l', all', dell'; zero, dieci, mille, dodicimila do not."""
+    from app.i18n import elide
+
+    assert elide(f"al {number}%") == (f"all'{number}%" if elided else f"al {number}%")
+    assert elide(f"Il {number}") == (f"L'{number}" if elided else f"Il {number}")
+
+
 def test_italian_elides_the_article_before_numbers_read_with_a_vowel():
     from app.i18n import _, elide
 
@@ -272,6 +308,9 @@ def test_one_italian_term_per_concept():
         ("forget gate", "gate dell'oblio"), ("gated delta rule", "regola delta con oblio"),
         ("prompt", "prompt"), ("query", "query")]
     assert forbidden_in("una domanda (query) su un testo iniziale (prompt), $q$ e `input`") == []
+    # a sentence's first word, a title: the variants in any case
+    assert forbidden_in("Gate dell'oblio. La Loss, il PROMPT e una Query") == [
+        ("forget gate", "Gate dell'oblio"), ("loss", "La Loss"), ("prompt", "PROMPT"), ("query", "Query")]
     used = "\n".join(_italian_texts())
     assert all(term.split(" (")[0] in used for term, _variants in TERMS.values())
 

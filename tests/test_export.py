@@ -398,6 +398,50 @@ def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypa
     assert len(made) == 2 and made[1] - ended >= 0.95
 
 
+def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monkeypatch):
+    """After a file, a session's next export waits PAUSE_S; two clicks within that pause (a client's, the button
+    being disabled only in the browser) make one file, the other click is answered with a message. The file
+    handed to the browser is not kept in the page (FileDownload kept it as a data URL: 72 MiB for a video)."""
+    import asyncio
+    import time
+    from types import SimpleNamespace
+
+    from bokeh.document import Document
+
+    from app.export import section
+    from app.export.files import ExportFile
+    from app.session import Session
+
+    made = []
+
+    def make(page, fmt, **kwargs):
+        made.append(time.monotonic())
+        return ExportFile(b"x" * 1000, "lineare.csv", "text/csv")
+
+    monkeypatch.setattr(section, "make_file", make)
+    monkeypatch.setattr(section, "PAUSE_S", 1.0)
+    view = SimpleNamespace(slug="two-bills", session=Session())
+    with language("en"):
+        one = section.ExportSection(view)
+        one.layout.collapsed = False
+        model = one.button.get_root(Document())                       # what the page's document holds
+
+        async def clicks():
+            first = await one._make()
+            transfers = one.button._transfers
+            one.button._sync_data(first)                              # what FileDownload does with the answer
+            kept = one.button._transfers - transfers, one.button.data, model.data
+            again = asyncio.ensure_future(one._make())                 # inside the pause: waits
+            await asyncio.sleep(0.1)
+            other = await one._make()                                  # inside the same pause: refused
+            message = one.message.object
+            return kept, await again, other, message
+        kept, again, other, message = asyncio.run(clicks())
+    assert kept == (1, "", "")                                        # handed over, then let go
+    assert again.read() == b"x" * 1000 and other is None and "still being made" in message
+    assert len(made) == 2 and made[1] - made[0] >= 0.95
+
+
 def test_the_first_lesson_exports_its_table_its_summary_and_its_cost():
     """/softmax: the attention table and the summary S_t, z_t against the sentence's q, k, v computed here,
     the cost against 2·T²·d and 2·T·d², a GIF of one frame per word."""

@@ -5,6 +5,7 @@ The real app behind the same nginx, with browsers and the load test: tests/ui/te
 Needs nginx (apt-get install nginx); skipped without it on a developer's machine, a failure in CI.
 """
 import asyncio
+import json
 import contextlib
 import os
 import shutil
@@ -170,6 +171,73 @@ def test_a_server_that_dies_is_started_again(tmp_path):
         assert all(get(running.url + "/state")[0] == 200 for _ in range(4))
 
 
+def blocks(text):
+    """{(server number, location or "server"): [its directives]} of an nginx configuration (comments dropped)."""
+    found, stack, servers = {}, [], 0
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if line.endswith("{"):
+            name = line[:-1].strip()
+            if name == "server":
+                servers += 1
+            stack.append(name)
+            continue
+        if line == "}":
+            stack.pop()
+            continue
+        if line:
+            where = stack[-1] if stack and stack[-1].startswith("location") else stack[-1] if stack else "main"
+            found.setdefault((servers if "server" in stack else 0, where), []).append(line)
+    return found
+
+
+def test_every_limit_line_reads_its_own_flag(tmp_path):
+    """Each flag a different number: every limit line of the filled configuration is checked against the flag it
+    comes from (the live sessions, the class behind one address, the rates and bursts, the URL size)."""
+    args = host.parse(["--port", "8080", "--run-dir", str(tmp_path), "--max-sessions", "37", "--class-size", "23",
+                       "--rate", "17", "--burst", "41", "--max-url", "5k"])
+    args.status_port = 8090
+    conf = blocks(host.nginx_conf(args, [8081], tmp_path))
+    pages, sockets = "location ~ ^/({})?$".format("|".join(host.page_routes())), \
+        "location ~ ^/(({})/)?ws$".format("|".join(host.page_routes()))
+    visitors, second = 1, 2                                  # the public server, then the per-address hop
+    assert conf[visitors, pages] == ["limit_conn live 37;", "limit_req zone=pages burst=41 nodelay;",
+                                     "proxy_pass http://addresses;"]
+    assert conf[visitors, sockets][:2] == ["limit_conn live 47;", "limit_req zone=sessions burst=41 nodelay;"]
+    assert conf[second, pages] == ["limit_conn address 23;", "proxy_pass http://lineare;"]
+    assert conf[second, sockets][0] == "limit_conn address 33;"
+    http = conf[0, "http"]
+    assert "limit_req_zone $binary_remote_addr zone=pages:10m rate=17r/m;" in http
+    assert "limit_req_zone $binary_remote_addr zone=sessions:10m rate=17r/m;" in http
+    assert f"limit_req_zone $binary_remote_addr zone=files:10m rate={host.STATIC_PER_S}r/s;" in http
+    assert "large_client_header_buffers 4 5k;" in http
+    for static in ("location ^~ /static/", "location ^~ /notebooks/", "location = /favicon.ico"):
+        assert f"limit_req zone=files burst={host.STATIC_PER_PAGE * 41} nodelay;" in conf[visitors, static]
+        assert "proxy_cache_key $uri;" in conf[visitors, static]          # a query string is not a new file
+    assert conf[0, "events"] == [f"worker_connections {max(1024, 6 * 47 + 256)};"]
+    assert f"listen unix:{tmp_path / 'addresses.sock'};" in conf[second, "server"]
+    given = host.parse(["--run-dir", str(tmp_path), "--per-address", "29", "--class-size", "23"])
+    given.status_port = 8090
+    assert blocks(host.nginx_conf(given, [8081], tmp_path))[second, pages][0] == "limit_conn address 29;"
+
+
+@pytest.mark.parametrize("reason, flag, value", [("full", "--max-sessions", "37"), ("network", "--class-size", "23"),
+                                                 ("often", "--rate", "17")])
+def test_each_busy_page_says_which_limit_was_hit_in_both_languages(tmp_path, reason, flag, value):
+    args = host.parse(["--run-dir", str(tmp_path), "--max-sessions", "37", "--class-size", "23", "--rate", "17"])
+    pages = host.busy_pages(args)
+    assert set(pages) == {"busy-full.html", "busy-network.html", "busy-often.html"}
+    page = pages[f"busy-{reason}.html"]
+    it, en = page.split('<section lang="en">')
+    for words in (it, en):
+        assert f"<code>scripts/host {flag}</code>" in words and value in words
+    assert "{{" not in page and ("ora" in it and "now" in en)
+    titles = {"full": ("La demo è piena", "The demo is full"),
+              "network": ("Troppe pagine dalla stessa rete", "Too many pages from one network"),
+              "often": ("Troppe richieste da questa rete", "Too many requests from this network")}[reason]
+    assert titles[0] in it and titles[1] in en
+
+
 def test_the_configuration_names_every_page_and_leaves_no_field(tmp_path):
     args = host.parse(["--port", "8080", "--run-dir", str(tmp_path)])
     args.status_port = 8090
@@ -205,9 +273,11 @@ def test_the_servers_get_the_hosting_flags():
     assert command[command.index("--room-size") + 1] == "60"
 
 
-def test_one_address_cannot_fill_the_demo_and_the_servers_own_origins_are_for_admin_only():
+def test_one_address_holds_a_class_and_the_servers_own_origins_are_for_admin_only():
     args = host.parse(["--port", "9000", "--origin", "demo.example.org"])
-    assert args.max_sessions == 60 and args.per_address == 30
+    assert args.max_sessions == 60 and args.per_address == args.class_size == 45 >= 40 and args.burst >= 45
+    assert host.parse(["--class-size", "70"]).per_address == 60                             # at most the demo
+    assert host.parse(["--class-size", "70", "--max-sessions", "100"]).burst == 70          # a class at once
     assert host.parse(["--max-sessions", "9", "--per-address", "9"]).per_address == 9      # given: kept
     command = host.server_command(args, 9001)
     origins = [command[i + 1] for i, part in enumerate(command) if part == "--allow-websocket-origin"]
@@ -259,3 +329,60 @@ def test_a_restarted_server_gets_no_visitor_before_it_answers(tmp_path):
         supervisor.join(5)
         assert seen_down and " down;" not in conf.read_text() and running.servers[port].poll() is None
         assert get(running.url + "/liveness")[0] == 200                     # nginx reloaded, still answering
+
+
+async def visit(url, address, path="/state"):
+    """One protocol client from `address` (a loopback address of its own): GET the page, then open its websocket.
+    (status of the GET, its body, the open websocket or None)."""
+    from tornado.httpclient import AsyncHTTPClient, HTTPClientError
+
+    try:
+        response = await AsyncHTTPClient().fetch(HTTPRequest(url + path, network_interface=address,
+                                                             request_timeout=20))
+    except HTTPClientError as error:
+        return error.code, error.response.body.decode() if error.response else "", None
+    socket = await websocket_connect(HTTPRequest(url.replace("http", "ws", 1) + path + "/ws",
+                                                 network_interface=address, request_timeout=20))
+    await socket.read_message()                                      # the stub's port: it is open
+    return response.code, response.body.decode(), socket
+
+
+def test_a_class_of_45_behind_one_address_gets_in_and_the_61st_visitor_is_told_the_demo_is_full(tmp_path):
+    """The defaults (--max-sessions 60, --class-size 45): 45 protocol clients from one address all open their
+    page; the 46th from that address is told, in both languages, that its network has too many pages and what
+    the operator can raise; 15 more from another address fill the demo, and the 61st session is told the demo is
+    full, and by which flag."""
+    with stub_host(tmp_path) as running:
+        async def scenario():
+            school = [await visit(running.url, "127.0.0.1") for _ in range(45)]
+            one_more = await visit(running.url, "127.0.0.1")
+            others = [await visit(running.url, "127.0.0.2") for _ in range(15)]
+            sixty_first = await visit(running.url, "127.0.0.3")
+            for _status, _body, socket in school + others:
+                if socket is not None:
+                    socket.close()
+            return school, one_more, others, sixty_first
+
+        school, one_more, others, sixty_first = asyncio.run(scenario())
+    assert [(status, socket is not None) for status, _b, socket in school + others] == [(200, True)] * 60
+    status, body, socket = one_more
+    assert status == 503 and socket is None
+    assert "Troppe pagine dalla stessa rete" in body and "Too many pages from one network" in body
+    assert "--class-size</code> (ora 45)" in body and "--class-size</code> (now 45)" in body
+    status, body, socket = sixty_first
+    assert status == 503 and socket is None
+    assert "La demo è piena" in body and "The demo is full" in body and "--max-sessions</code> (now 60)" in body
+
+
+def test_a_random_query_string_is_the_same_static_file_and_static_files_are_rate_limited(tmp_path):
+    with stub_host(tmp_path, "--burst", "1", "--per-address", "1") as running:
+        started = time.monotonic()                            # the address's first static file: its burst from here
+        first = get(running.url + "/static/js/bokeh.min.js?v=1")
+        again = [get(running.url + f"/static/js/bokeh.min.js?v={n}&x={n * 7}") for n in range(2, 6)]
+        statuses = [get(running.url + f"/static/js/panel.min.js?v={n}")[0] for n in range(3 * host.STATIC_PER_PAGE)]
+        refilled = int((time.monotonic() - started) * host.STATIC_PER_S) + 2     # the rate's own, meanwhile
+    assert first[0] == 200 and json.loads(first[2])["args"] == {"v": ["1"]}
+    assert all(status == 200 and body == first[2] for status, _h, body in again)    # kept: the servers saw one
+    allowed = host.STATIC_PER_PAGE - 5                        # the burst, less the five files above
+    assert statuses[:allowed] == [200] * allowed and set(statuses) == {200, 429}
+    assert statuses.count(200) <= allowed + refilled < len(statuses), (statuses.count(200), refilled)

@@ -276,6 +276,31 @@ def test_transition_forgetting_gives_anna_the_new_number_and_costs_one_other():
     assert answer_of("transition", 3)[2] == wrong[0]
 
 
+def test_transition_the_forgotten_pair_keeps_half_per_pair_written_after_it():
+    """Card 3's observation: of the wrong name's last pair, α = 0.5 of it is kept at each pair written after it
+    (as read_phone_book forgets), counted here from the phone book itself: 4 pairs later, 6 % is left."""
+    from app.dashboards.transition.model import PRESETS
+    card, store, name = answer_of("transition", 3)
+    alpha = float(card.setup["alpha"])
+    tokens = mechanism.parse(PRESETS["update"])[0]
+    last = max(t for t, token in enumerate(tokens) if token.kind == "write" and token.key == name)
+    later = sum(token.kind == "write" for token in tokens[last + 1:])
+    with language("en"):
+        text = card.observe(store)
+    assert f"After {name}'s pair {later} more pairs came" in text, text
+    assert f"only {round(100 * alpha ** later)}% of that pair is left" in text, text
+    assert (alpha, later, round(100 * alpha ** later)) == (0.5, 4, 6)
+
+
+def test_a_share_is_written_as_the_nearest_whole_percent_in_the_pages_language():
+    from app.cards import percent
+
+    with language("en"):
+        assert [percent(x) for x in (0.0625, 0.834, 0.836, 0.995, 0.004, 1)] == ["6", "83", "84", "100", "0", "100"]
+    with language("it"):
+        assert percent(0.5) == "50" and percent(0.0625) == "6"
+
+
 def test_transition_how_many_of_the_three_models_get_everything_right():
     # linear attention; Mamba-2 with the knob's α = 0.9 on writes; DeltaNet (β = 1)
     runs = [read_phone_book(), read_phone_book(keep=0.9), read_phone_book(beta=1.0)]

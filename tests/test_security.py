@@ -226,3 +226,44 @@ def test_closed_connections_are_logged_in_one_line(caplog):
         assert bug.exc_info is not None and "ZeroDivisionError: ours" in caplog.text       # bugs keep theirs
     finally:
         logging.setLogRecordFactory(before)
+
+
+def test_a_half_sent_request_is_cut_off_and_a_whole_one_answered():
+    """Tornado waited an hour for a request's headers: a client that sends half a request and stops held 28,000
+    connections of the classroom server. The servers' HTTPServer times them out (here after 1 s)."""
+    import socket
+
+    import tornado.web
+    from tornado.httpserver import HTTPServer
+    from tornado.ioloop import IOLoop
+
+    from app.devtools import free_port
+    from app.server import limits
+
+    class Hello(tornado.web.RequestHandler):
+        def get(self):
+            self.write("hello")
+
+    port, ready, loops = free_port(), threading.Event(), []
+
+    def serve():
+        asyncio.set_event_loop(asyncio.new_event_loop())
+        HTTPServer(tornado.web.Application([(r"/", Hello)])).listen(port, "127.0.0.1")
+        loops.append(IOLoop.current())
+        ready.set()
+        loops[0].start()
+
+    limits.request_timeouts(header_s=1, body_s=1)
+    try:
+        threading.Thread(target=serve, daemon=True).start()
+        assert ready.wait(10)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
+            assert answer.read() == b"hello"
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as half:
+            half.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")             # and never the blank line that ends it
+            started = time.monotonic()
+            assert half.recv(100) == b"" and time.monotonic() - started < 5     # closed by the server
+    finally:
+        HTTPServer.configure(None)                                 # Tornado's own defaults for later tests
+        if loops:
+            loops[0].add_callback(loops[0].stop)

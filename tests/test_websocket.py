@@ -15,12 +15,13 @@ import urllib.request
 
 import numpy as np
 import pytest
-from bokeh.models import ColumnDataSource, Slider
-from bokeh_wire import Wire, changed, fingerprint, page_token, stable
+from bokeh.models import Button, ColumnDataSource, Slider, Spinner
+from bokeh_wire import PROTOCOL, Wire, changed, fingerprint, page_token, stable
+from tornado.httpclient import HTTPRequest
 from tornado.iostream import StreamClosedError
-from tornado.websocket import WebSocketClosedError
+from tornado.websocket import WebSocketClosedError, websocket_connect
 
-from app.server import security
+from app.server import limits, security
 from app.devtools import running_server
 
 # LINEARE_OPENING_AGE_S=0: every two-bills page measures its own times, so that a later visitor's
@@ -122,7 +123,7 @@ async def counted(url, path="/memory-fails", timeout=120):
         while time.monotonic() < deadline:
             if len(_first(document, ColumnDataSource, lambda s: set(s.data) == {"y", "right", "label"}).data["y"]):
                 return
-            await asyncio.sleep(0.2)
+            await asyncio.sleep(limits.PULL_EVERY_S)         # as often as a page may pull (app/server/limits.py)
             document = await wire.pull()
     raise AssertionError(f"the held-out accuracy was not counted within {timeout} s")
 
@@ -288,6 +289,97 @@ def test_a_message_announcing_binary_buffers_is_refused_before_anything_is_kept(
     assert len(lines) == 1 and "refused" in lines[0] and len(lines[0]) < 300, lines
 
 
+# ---------------------------------------------------------------------------------------------- floods
+
+
+def bokeh_event(name, model_id=None, **values):
+    entries = ([["model", {"id": model_id}]] if model_id else []) + [[k, v] for k, v in values.items()]
+    return {"kind": "MessageSent", "msg_type": "bokeh_event",
+            "msg_data": {"type": "event", "name": name, "values": {"type": "map", "entries": entries}}}
+
+
+def test_an_event_carrying_new_models_is_refused_before_any_is_built(server):
+    """One 121 kB message made Bokeh build ~1,500 objects (229 ms of CPU), and naming existing models wrote a
+    warning each: an event now carries plain data only, from a model subscribed to it."""
+    process = server_process(server.url)
+    bomb = [{"type": "object", "name": "Div", "id": f"evil{i}", "attributes": {"text": "x" * 40}} for i in range(1500)]
+
+    async def scenario():
+        async with Wire.open(server.url, "/transition") as wire:          # a page with a button and a slider
+            document = await wire.pull()
+            button = _first(document, Button)
+            before = process.cpu_times()
+            replies = [await wire.patch([bokeh_event("button_click", button.id, extra=bomb)]),
+                       await wire.patch([bokeh_event("tap", _first(document, Slider).id, x=1.0)])]
+            cpu = sum(process.cpu_times()[:2]) - sum(before[:2])
+            replies.append(await wire.patch([bokeh_event("button_click", _first(document, Slider).id)]))
+            return replies, cpu, len(json.dumps(bokeh_event("button_click", button.id, extra=bomb)))
+
+    mark = server.mark()
+    replies, cpu, size = server.run(scenario())
+    lines = server.lines_since(mark)
+    assert size > 100_000 and replies == [("ERROR", "refused")] * 2 + [(None, None)]    # the third closes it
+    assert cpu < 0.2, f"{cpu:.2f} s of CPU for two refused events"
+    assert len(lines) == 3 and all("refused event" in line and len(line) < 300 for line in lines), lines
+
+
+def test_a_page_pulls_its_document_a_few_times_not_in_a_flood(server):
+    async def scenario():
+        async with Wire.open(server.url, "/state") as wire:
+            for _ in range(limits.PULLS_BURST + 3):
+                await wire.send(PROTOCOL.create("PULL-DOC-REQ"))
+            answers = []
+            while True:
+                message = await wire.read(timeout=60)
+                if message is None:
+                    return answers, wire.connection.close_code
+                answers.append(message.msgtype)
+
+    mark = server.mark()
+    answers, code = server.run(scenario())
+    lines = server.lines_since(mark)
+    assert answers == ["PULL-DOC-REPLY"] * limits.PULLS_BURST + ["ERROR"] * 2 and code == 1008, answers
+    assert len(lines) == 3 and all("too many pulls" in line for line in lines), lines
+
+
+def test_one_page_holds_a_few_websockets_not_sixty(server):
+    async def scenario():
+        token = await asyncio.to_thread(page_token, server.url + "/state")
+        wires = [await Wire.connect(server.url, "/state", token) for _ in range(limits.MAX_SOCKETS_PER_SESSION)]
+        host = server.url.split("//")[1]
+        one_more = await websocket_connect(HTTPRequest(f"ws://{host}/state/ws", headers={"Origin": f"http://{host}"}),
+                                           subprotocols=["bokeh", token])
+        closed = await asyncio.wait_for(one_more.read_message(), 10)
+        codes = one_more.close_code, one_more.close_reason
+        wires[0].connection.close()
+        await asyncio.sleep(0.5)
+        again = await Wire.connect(server.url, "/state", token)          # a place came free
+        for wire in wires[1:] + [again]:
+            wire.connection.close()
+        return closed, codes
+
+    closed, codes = server.run(scenario())
+    assert closed is None and codes == (1008, "too many connections to one page")
+
+
+def test_a_fraction_in_a_box_of_whole_numbers_is_refused_and_the_third_closes(server):
+    """A fraction in an integer box passed the box's bounds, then failed in Panel's callback, logging a line each,
+    forever: the box's own kind (Bokeh's `mode`) refuses it now, and three refusals close the connection. (A value
+    that still fails in its callback counts the same: test_allow_list.py.)"""
+    async def scenario():
+        async with Wire.open(server.url, "/state") as wire:
+            document = await wire.pull()
+            box = _first(document, Spinner, lambda spinner: spinner.high == 9999)
+            return [await wire.patch([{"kind": "ModelChanged", "model": {"id": box.id}, "attr": "value",
+                                       "new": fraction}]) for fraction in (1.5, 2.5, 3.5)], wire.connection.close_code
+
+    mark = server.mark()
+    replies, code = server.run(scenario())
+    lines = server.lines_since(mark)
+    assert replies == [("ERROR", "refused")] * 2 + [(None, None)] and code == 1008, replies
+    assert len(lines) == 3 and all("Spinner.value" in line for line in lines), lines
+
+
 # ---------------------------------------------------------------------------------------------- shared arrays
 
 
@@ -366,6 +458,7 @@ def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
     monkeypatch.setattr(building, "MAX_WAITING", max_waiting or building.MAX_WAITING, raising=False)
     monkeypatch.setattr(building, "builds", {"built": 0, "skipped": 0, "refused": 0}, raising=False)
     monkeypatch.setattr(building, "waiting", set(), raising=False)
+    monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(limits.NEW_SESSIONS_BURST, limits.NEW_SESSION_EVERY_S))
     monkeypatch.setattr(pn.config, "reuse_sessions", True)
     monkeypatch.setattr(state, "_sessions", {})
     monkeypatch.setattr(state, "_session_key_funcs", {})
@@ -399,12 +492,10 @@ def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
         sys.setswitchinterval(interval)
 
 
-async def open_socket(url, token):
-    from tornado.httpclient import HTTPRequest
-    from tornado.websocket import websocket_connect
-
+async def open_socket(url, token, address=None):
+    """A websocket to the page of `token`, from `address` (one of this machine's loopback addresses) if given."""
     host = url.split("//")[1]
-    request = HTTPRequest(f"ws://{host}/page/ws", headers={"Origin": f"http://{host}"})
+    request = HTTPRequest(f"ws://{host}/page/ws", headers={"Origin": f"http://{host}"}, network_interface=address)
     return await websocket_connect(request, subprotocols=["bokeh", token])
 
 
@@ -412,10 +503,14 @@ def test_a_build_is_skipped_when_its_websocket_is_already_gone(monkeypatch):
     """20 × (GET, open the websocket, close it at once), then a real visitor. Each of the 20 sessions used
     to be built in turn (and kept a minute more) before the visitor's; now a build whose websocket
     closed while it waited is skipped and its session discarded."""
+    import gc
+
     churn, build_s = 20, 0.3
+    collections, collect = [], gc.collect
     with slow_page_server(monkeypatch, build_s) as (url, sessions, calls):
         tokens = [page_token(f"{url}/page") for _ in range(churn + 1)]
         kept = len(calls)
+        monkeypatch.setattr(gc, "collect", lambda *args: collections.append(1) or collect(*args))
 
         async def scenario():
             sockets = await asyncio.gather(*(open_socket(url, token) for token in tokens[:churn]))
@@ -436,6 +531,9 @@ def test_a_build_is_skipped_when_its_websocket_is_already_gone(monkeypatch):
         assert ack is not None and '"ACK"' in ack
         assert churned_builds <= 2, f"{churned_builds} of {churn} closed websockets' pages were built"
         assert alive <= 2, f"{alive} sessions alive: the kept one and the visitor's expected"
+        # discarded together, the unbuilt sessions cost one full collection in all, not one each (a full
+        # collection stops the event loop ~0.3 s with a few pages alive)
+        assert len(collections) <= 3, f"{len(collections)} full collections for {churn} discarded sessions"
         print(f"the visitor waited {waited:.2f} s")    # a time on a shared machine: shown, not asserted
 
 
@@ -488,6 +586,61 @@ def test_a_class_opening_the_link_at_once_is_queued_not_refused(monkeypatch, cap
         assert acks == class_size, f"{class_size - acks} of {class_size} refused"
         assert len(calls) - kept == class_size
         assert not [r for r in caplog.records if "refused" in r.getMessage()]
+
+
+def test_pages_opened_and_closed_at_once_from_one_address_are_refused_past_a_class(monkeypatch):
+    """Churn: one address opening pages and closing them at once, over and over, kept the process busy with
+    sessions made for nobody. An address may start a class of sessions at once (here 3), then one a second."""
+    monkeypatch.setattr(limits, "NEW_SESSIONS_BURST", 3)
+    with slow_page_server(monkeypatch, 0.05) as (url, _s, _c):
+        monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(3, 60.0))
+        tokens = [page_token(f"{url}/page") for _ in range(6)]
+
+        async def scenario():
+            churned = []
+            for token in tokens[:5]:
+                socket = await open_socket(url, token, "127.0.0.2")
+                message = await asyncio.wait_for(socket.read_message(), 30)
+                churned.append("ACK" if '"ACK"' in (message or "") else socket.close_code)
+                socket.close()
+            other = await open_socket(url, tokens[5], "127.0.0.1")
+            answer = await asyncio.wait_for(other.read_message(), 30)
+            other.close()
+            return churned, '"ACK"' in (answer or "")
+
+        churned, other = asyncio.run(scenario())
+    assert churned == ["ACK"] * 3 + [1013] * 2 and other, churned
+
+
+def test_one_address_cannot_take_every_place_and_another_address_is_built_next(monkeypatch):
+    """One client kept the whole cap full (no page opened for anyone in 60 s). Now an address has at most
+    MAX_WAITING_PER_ADDRESS of the places (here 3 of 6), and builds take turns by address: a visitor arriving
+    behind a crowd from another address is built next, not after the whole crowd."""
+    import panel as pn
+
+    from app.server import building
+
+    monkeypatch.setattr(building, "MAX_WAITING_PER_ADDRESS", 3)
+    built_for = []
+    with slow_page_server(monkeypatch, 0.4, max_waiting=6, make=lambda: built_for.append(
+            pn.state.curdoc.session_context.request.remote_ip) or pn.pane.Markdown("one line")) as (url, _s, _c):
+        tokens = [page_token(f"{url}/page") for _ in range(6)]
+        built_for.clear()                                             # the kept page of the GETs
+
+        async def scenario():
+            crowd = await asyncio.gather(*(open_socket(url, token, "127.0.0.2") for token in tokens[:5]))
+            await asyncio.sleep(0.2)                                  # the crowd's first build has begun
+            visitor = await open_socket(url, tokens[5], "127.0.0.1")
+            answers = await asyncio.gather(*(asyncio.wait_for(s.read_message(), 60) for s in crowd + [visitor]))
+            codes = [("ACK" if '"ACK"' in (message or "") else socket.close_code)
+                     for socket, message in zip(crowd + [visitor], answers)]
+            for socket in crowd + [visitor]:
+                socket.close()
+            return codes
+
+        codes = asyncio.run(scenario())
+    assert sorted(map(str, codes[:5])) == ["1013", "1013", "ACK", "ACK", "ACK"] and codes[5] == "ACK", codes
+    assert built_for == ["127.0.0.2", "127.0.0.1", "127.0.0.2", "127.0.0.2"], built_for
 
 
 def framed_page(code):
@@ -570,7 +723,9 @@ def random_event(rng, document):
     widgets = [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
     widget = widgets[rng.integers(len(widgets))]
     attrs = sorted(model.properties()) + ["__class__", "x" * 300, "data", "js_property_callbacks"]
-    kind = rng.integers(9)
+    kind = rng.integers(10)
+    if kind == 9:
+        return edge_event(rng, document)
     if kind == 0:
         return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attrs[rng.integers(len(attrs))],
                 "new": random_value(rng, ids)}
@@ -599,12 +754,80 @@ def random_event(rng, document):
     return random_value(rng, ids)                                    # not even an event
 
 
+def edge_event(rng, document):
+    """A change at, or one past, the edge of what the allow-list accepts: a widget's bound, a group's last label, a
+    property of one of our components' data models."""
+    models = [m for m in document.models if {"start", "end"} <= set(m.properties()) and "value" in m.properties()
+              or "labels" in m.properties() and "active" in m.properties() or type(m).__name__ in DATA_MODELS]
+    model = models[rng.integers(len(models))]
+    if "labels" in model.properties():
+        attr, new = "active", [0, len(model.labels) - 1, len(model.labels)][rng.integers(3)]
+    elif type(model).__name__ in DATA_MODELS:
+        attr = sorted(model.properties())[rng.integers(len(model.properties()))]
+        new = [1, True, "x", None][rng.integers(4)]
+    else:
+        step = getattr(model, "step", None) or 1
+        attr = ["value", "value_throttled"][rng.integers(2)]
+        new = [model.start, model.end, model.end + step, model.start - step][rng.integers(4)]
+    return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attr, "new": new}
+
+
+# what a page of ours may change, written out here rather than read from app/server/websocket.py: a second opinion
+# on what the attacker's own session accepted
+DATA_MODELS = {"Presence1": {"seen"}, "Near1": {"seen"}, "FrameProbe1": {"frame", "speed"}, "LessonCard1": {"chosen"}}
+BROWSER = {"Location": {"href", "hostname", "pathname", "protocol", "port", "search", "hash", "reload"},
+           "BrowserInfo": {"dark_mode", "device_pixel_ratio", "language", "timezone", "timezone_offset", "webdriver",
+                           "webgl"},
+           "figure": {"inner_width", "inner_height", "outer_width", "outer_height"}, "Range1d": {"start", "end"},
+           "Selection": {"indices", "line_indices", "multiline_indices", "image_indices"},
+           "Card": {"collapsed", "scroll_position"}, "Column": {"scroll_position"}}
+
+
+def a_page_may_send(event, document):
+    """True when a page of ours could have sent `event` (a JSON event of a PATCH-DOC) to `document`."""
+    kind = event.get("kind") if isinstance(event, dict) else None
+    if kind == "MessageSent":
+        data = event.get("msg_data")
+        entries = dict(data["values"].get("entries", [])) if isinstance(data, dict) else {"x": 1}
+        if data.get("name") == "document_ready":
+            return entries == {}
+        model = document.get_model_by_id(entries.pop("model", {}).get("id"))
+        return (model is not None and data.get("name") in model.subscribed_events
+                and set(entries) <= {"node", "data"} and "object" not in json.dumps(entries))
+    if kind != "ModelChanged":
+        return False
+    model, attr, new = document.get_model_by_id(event["model"]["id"]), event["attr"], event["new"]
+    name = type(model).__name__
+    if name in DATA_MODELS:
+        return attr in DATA_MODELS[name] and isinstance(new, (int, float)) and not isinstance(new, bool)
+    if attr in BROWSER.get(name, ()):
+        return True
+    if name == "Div" and attr == "text":
+        return isinstance(new, str) and len(new) <= 10_000
+    if attr in ("value", "value_throttled") and {"start", "end"} <= set(model.properties()):
+        return isinstance(new, (int, float)) and not isinstance(new, bool) and model.start <= new <= model.end
+    if attr in ("value", "value_throttled") and {"low", "high"} <= set(model.properties()):
+        low, high = model.low, model.high
+        return new is None or (isinstance(new, (int, float)) and not isinstance(new, bool)
+                               and (low is None or new >= low) and (high is None or new <= high))
+    if attr == "active" and "labels" in model.properties():
+        return isinstance(new, int) and not isinstance(new, bool) and 0 <= new < len(model.labels)
+    if attr == "value" and "options" in model.properties():
+        return new in [o[0] if isinstance(o, (list, tuple)) else o for o in model.options]
+    if attr in ("value", "value_input") and "max_length" in model.properties():
+        return isinstance(new, str) and len(new) <= (model.max_length or 10_000)
+    if attr == "clicks":
+        return isinstance(new, int) and not isinstance(new, bool) and new >= 0
+    return False
+
+
 async def send_random(rng, wire, document):
-    """One random message: mostly PATCH-DOCs of 1-3 events, else another type or broken fragments."""
+    """One random message: mostly PATCH-DOCs of 1-3 events (returned), else another type or broken fragments."""
     kind = rng.integers(10)
     if kind < 7:
         events = [random_event(rng, document) for _ in range(1 + rng.integers(3))]
         await wire.send(wire.message("PATCH-DOC", {"events": events}))
+        return events
     elif kind == 7:
         await wire.send(wire.message(["PUSH-DOC", "OK", "ERROR", "EVIL"][rng.integers(4)], {"doc": {}}))
     elif kind == 8:
@@ -615,25 +838,28 @@ async def send_random(rng, wire, document):
 
 def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
     """Random PATCH-DOC events and messages against every page: replies are short ("refused", no
-    traceback), the log grows by a bounded amount per message, and a fresh session sees what it saw."""
+    traceback), the log grows by a bounded amount per message, a fresh session sees what it saw, and whatever the
+    attacker's own session accepted is something a page of ours could have sent (a_page_may_send)."""
     rng = np.random.default_rng(23)
 
     async def fuzz(path):
         seen = fingerprint((await fresh(server.url, path))[1])
         token, document = await fresh(server.url, path)                  # the attacker's session
         again = fingerprint(document)
-        replies, wire = [], None
+        replies, wire, accepted = [], None, []
         for _ in range(FUZZ_MESSAGES):
             if wire is None or wire.connection.close_code is not None:
                 wire = await Wire.connect(server.url, path, token)
             try:
-                await send_random(rng, wire, document)
+                events = await send_random(rng, wire, document)
             except (WebSocketClosedError, StreamClosedError):   # closed at a message's first fragment
                 replies.append(None)
                 wire = None
                 continue
             try:
                 replies.append(await wire.reply(timeout=20))
+                if events is not None and replies[-1] is not None and replies[-1].msgtype == "OK":
+                    accepted.extend(events)
             except asyncio.TimeoutError:
                 replies.append("no answer")
                 wire.connection.close()
@@ -641,14 +867,15 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
         if wire is not None:
             wire.connection.close()
         async with Wire.open(server.url, path) as later:
-            return seen, again, fingerprint(await later.pull_whole()), replies
+            return seen, again, fingerprint(await later.pull_whole()), replies, accepted, document
 
     server.run(counted(server.url))
     for path in PAGES:
         mark, size = server.mark(), server.log.stat().st_size
-        seen, again, later, replies = server.run(fuzz(path))
+        seen, again, later, replies, accepted, document = server.run(fuzz(path))
         lines = server.lines_since(mark)
         assert changed(seen, again, later) == [], path
+        assert [event for event in accepted if not a_page_may_send(event, document)] == [], path
         assert not [r for r in replies if r == "no answer"], path
         for reply in replies:
             assert reply is None or reply.msgtype == "OK" or (
@@ -660,27 +887,43 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
 # ---------------------------------------------------------------------------------------------- 3: idle connections
 
 
-def test_an_idle_connection_is_closed_and_a_page_in_view_is_kept(tmp_path):
-    """--idle-minutes 0.1 (6 s): a socket that only answers pings is closed, one whose page sends its
-    sign of life (app/components/presence.py) stays open."""
+def test_an_idle_connection_is_closed_a_page_in_view_is_kept_and_none_lives_forever(tmp_path):
+    """--idle-minutes 0.1 (6 s), --session-hours 0.004 (14 s), Bokeh's pings every second (--keep-alive 1000): a
+    socket that only answers pings is closed as idle, and so is one that only pulls its document (neither is a
+    person's action); one whose page sends its sign of life (app/components/presence.py) stays open, until its
+    lifetime is up."""
     log = tmp_path / "server.log"
     command = (COMMAND.replace("{key}", str(tmp_path / "key")).replace("{log}", str(log))
-               .replace(" > ", " --idle-minutes 0.1 > "))
+               .replace(" > ", " --idle-minutes 0.1 --session-hours 0.004 -- --keep-alive 1000 > "))
     with running_server(shell_command=command) as url:
         async def scenario():
-            quiet = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
-            alive = await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            async def connect():
+                return await Wire.connect(url, "/two-bills", await asyncio.to_thread(page_token, url + "/two-bills"))
+            quiet, pulling, alive = await connect(), await connect(), await connect()
             presence = next(m for m in (await alive.pull()).models                  # not a Near marker (seen too)
                             if type(m).__name__.startswith("Presence") and "seen" in m.properties())
-            replies = []
-            for beat in range(6):
+            replies, started = [], time.monotonic()
+            for beat in range(4):
                 await asyncio.sleep(2.5)
                 replies.append(await alive.patch([{"kind": "ModelChanged", "model": {"id": presence.id},
                                                    "attr": "seen", "new": beat + 1}]))
-            codes = quiet.connection.close_code, alive.connection.close_code
-            alive.connection.close()
-            return replies, codes
+                with contextlib.suppress(WebSocketClosedError, StreamClosedError, asyncio.TimeoutError):
+                    await pulling.send(PROTOCOL.create("PULL-DOC-REQ"))
+                    await pulling.read(timeout=5)                   # its answer (None once it is closed)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await quiet.read(timeout=1)                         # what it has been sent: the close
+            at_ten = [(wire.connection.close_code, wire.connection.close_reason) for wire in (quiet, pulling, alive)]
+            beat = 5
+            while alive.connection.close_code is None and time.monotonic() - started < 25:
+                await asyncio.sleep(1)
+                with contextlib.suppress(WebSocketClosedError, StreamClosedError):
+                    await alive.patch([{"kind": "ModelChanged", "model": {"id": presence.id}, "attr": "seen",
+                                        "new": beat}])
+                beat += 1
+            lived = time.monotonic() - started
+            return replies, at_ten, (alive.connection.close_code, alive.connection.close_reason), lived
 
-        replies, (quiet_code, alive_code) = asyncio.run(scenario())
-    assert replies == [("OK", None)] * 6
-    assert quiet_code == 1000 and alive_code is None
+        replies, at_ten, alive_closed, lived = asyncio.run(scenario())
+    assert replies == [("OK", None)] * 4
+    assert at_ten == [(1000, "idle"), (1000, "idle"), (None, None)], at_ten
+    assert alive_closed == (1000, "lifetime") and 12 < lived < 20, (alive_closed, lived)

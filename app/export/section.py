@@ -58,16 +58,27 @@ class FrameProbe(JSComponent):
 
 
 class ExportDownload(pn.widgets.FileDownload):
-    """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead).
+    """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead), and which
+    lets its file go once the browser has it: FileDownload keeps the file it sent (as a data URL in its `data`,
+    on the server and in the page's document) until the next one, 72 MiB for a video, for as long as the page
+    is open. The browser makes its download of `data` as the transfer count changes; on the next tick, once that
+    change has gone out, `data` is emptied.
 
     Panel 1.9's FileDownload drops `color` on the way to the browser (the button stays grey): here `color`
     goes to the model's `button_type`."""
 
     _rename = {**pn.widgets.FileDownload._rename, "color": "button_type"}
 
+    document = None                 # the session's document, set by ExportSection as it makes a file
+
     def _sync_data(self, fileobj):
-        if fileobj is not None:
-            super()._sync_data(fileobj)
+        if fileobj is None:
+            return
+        super()._sync_data(fileobj)
+        on_next_tick(self.document, self._let_go)      # after the updates the line above scheduled
+
+    def _let_go(self):
+        self.data = ""                              # Bokeh's model takes a string
 
 
 def choices(page):
@@ -158,7 +169,7 @@ class ExportSection(pn.viewable.Viewer):
             self._making = False
             self._say(_("The server is making other files right now: try again in a minute."), "refused")
             return None
-        doc = pn.state.curdoc
+        doc = self.button.document = pn.state.curdoc
         self.button.disabled, self.progress.value, self.progress.visible = True, 0, True
         self.message.object = ""
 

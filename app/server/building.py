@@ -15,12 +15,16 @@ Invariants:
 - Bokeh's stack of "current documents" is one per thread (`PerThread`), so a build and a callback on the loop
   never see each other's document; Panel's current document and the page's language live in a context
   variable copied into the build;
-- pages are built one at a time, in the order asked;
+- pages are built one at a time, taking turns with document pulls fairly among addresses (app/server/limits.py:
+  a crowd of builds from one address waits behind one build of each other address);
 - a PULL-DOC reply is written while the session's document lock is held: nothing changes the Document meanwhile;
 - a build whose websocket closed while it waited is skipped, and its session discarded at the next check;
-- at most `MAX_WAITING` builds wait or run at once per server process (`python -m app --max-waiting-builds`):
-  past it a new websocket is closed at once with code 1013 ("try again later") and one log line, and the page
-  (app/js/page/busy.js, in every page's frame) tells its visitor so, in the page's language.
+- at most `MAX_WAITING` builds wait or run at once per server process (`python -m app --max-waiting-builds`),
+  `MAX_WAITING_PER_ADDRESS` of them from one address (a class behind one school address fits; one client cannot
+  keep the whole cap full), and one address has at most limits.NEW_SESSIONS_BURST new sessions at once, then one
+  per limits.NEW_SESSION_EVERY_S: past either, a new websocket is closed at once with code 1013 ("try again later")
+  and one log line, and the page (app/js/page/busy.js, in every page's frame) tells its visitor so, in the page's
+  language.
 
 Every replacement of a library internal made here is listed in app/server/patches.py, which installs this
 module only on a tested (Panel, Bokeh, param) set and only if what it replaces is what it expects (else one
@@ -28,20 +32,24 @@ log line, and pages are built on the loop as plain Panel does).
 """
 import asyncio
 import contextvars
+import functools
 import logging
 import sys
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+from app.server import limits
 
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
 SWITCH_INTERVAL_S = 0.001
 # builds waiting or running per server (--max-waiting-builds). A page costs ~0.6-1 s of CPU on a quiet 2-core
-# machine: 64 is about a minute of building, what a visitor waits before reloading, and a class of 60 fits even
-# when one process of `python -m app` accepts all of it (16 refused a quarter of a class of 60 on 2 servers)
-MAX_WAITING = 64
+# machine: a class of 60 behind one address fits even when one process of `python -m app` accepts all of it (16
+# refused a quarter of a class of 60 on 2 servers), and one address cannot take the last 20 places from the others,
+# whose builds, taking turns, come before most of the class's
+MAX_WAITING = 80
+MAX_WAITING_PER_ADDRESS = 60
 BUSY_CODE, BUSY_REASON = 1013, "the server is busy: try again in a moment"
 log = logging.getLogger("lineare.building")
 # a weak reference to the websocket a session is being made for (set in Bokeh's _async_open): its build is
@@ -62,9 +70,11 @@ def busy_script():
     return page_script("busy", {"code": BUSY_CODE, "words": words})
 
 
-def waiting_for_someone():
-    """Builds waiting or running whose websocket is still open (a skipped one costs next to nothing)."""
-    return sum(not getattr(asker, "lineare_gone", False) for asker in waiting)
+def waiting_for_someone(address=None):
+    """Builds waiting or running whose websocket is still open (a skipped one costs next to nothing); those of
+    `address` only, if given."""
+    return sum(not getattr(asker, "lineare_gone", False) and (address is None or limits.address_of(asker) == address)
+               for asker in waiting)
 
 
 class PerThread:
@@ -97,6 +107,7 @@ def install():
     replaces is not what it was written against: pages are then built on the loop, as plain Panel does."""
     import bokeh.io.doc
     from panel.io.application import Application
+    from panel.io.document import _destroy_document as destroy_document
     from panel.io.state import state
 
     from app.server.patches import BY_NAME, problem
@@ -113,6 +124,10 @@ def install():
     def build(self, doc, asker):
         if getattr(asker, "lineare_gone", False):
             builds["skipped"] += 1                  # its visitor left while it waited: nobody will see it
+            # Panel gives every document it builds a destroy() without Bokeh's full garbage collection (it
+            # schedules one for all); unbuilt, this one would have Bokeh's: a crowd of pages opened and closed
+            # at once then cost one full collection each when discarded together (30 s of the event loop)
+            doc.destroy = functools.partial(destroy_document, doc)
             return
         initialize(self, doc)
         builds["built"] += 1
@@ -125,8 +140,10 @@ def install():
             doc = session_context._document
             loop_thread = threading.get_ident()
             context = contextvars.copy_context()    # Panel's current document and our language live there
+            address = limits.address_of(asker) or getattr(session_context.request, "remote_ip", None)
             try:
-                await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
+                async with limits.PAGE_WORK.turn(address, session_context.id):
+                    await asyncio.get_running_loop().run_in_executor(BUILDER, context.run, build, self, doc, asker)
             finally:
                 built.add(doc)                      # even half built or skipped: never built twice
                 state._thread_id_[doc] = loop_thread    # from now on the loop's thread owns it
@@ -167,10 +184,13 @@ def skip_gone_and_cap():
         session_id = get_session_id(token)
         context = self.application_context
         new = session_id not in context._sessions and session_id not in context._pending_sessions
-        if new and waiting_for_someone() >= MAX_WAITING:
+        address = self.request.remote_ip
+        full = waiting_for_someone() >= MAX_WAITING or waiting_for_someone(address) >= MAX_WAITING_PER_ADDRESS
+        if new and (full or not limits.may_start_session(address)):
             builds["refused"] += 1
-            log.warning("websocket %s from %s: refused, %d pages already waiting to be built", self.request.path,
-                        self.request.remote_ip, MAX_WAITING)
+            log.warning("websocket %s from %s: refused, %s", self.request.path, address,
+                        f"{waiting_for_someone()} pages already waiting to be built ({waiting_for_someone(address)} "
+                        "from there)" if full else "too many new pages from there in a short time")
             self.close(BUSY_CODE, BUSY_REASON)
             return
         asking = ASKER.set(weakref.ref(self))           # this task's context: seen by on_session_created
@@ -201,7 +221,8 @@ def write_pulls_off_loop():
     from bokeh.server.session import ServerSession, _needs_document_lock
 
     async def _handle_pull(self, message, connection):
-        return await asyncio.get_running_loop().run_in_executor(
-            WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
+        async with limits.PAGE_WORK.turn(limits.address_of(getattr(connection, "_socket", None)), self.id):
+            return await asyncio.get_running_loop().run_in_executor(
+                WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
 
     ServerSession._handle_pull = _needs_document_lock(_handle_pull)

@@ -6,7 +6,7 @@
 Each `Patch` names what it replaces (`targets`: dotted paths, each with the kind of object it must be), the
 versions it was tested on, its guard, the test that checks it, and what Bokeh 3.10 means for it. The code of
 each lives in the module of its concern: `building` (the build thread and its cap), `speedups` (cheaper
-builds), `security` and `websocket`.
+builds), `security`, `websocket` and `limits`.
 
 Invariants:
 
@@ -39,7 +39,7 @@ MISSING = object()
 @dataclass(frozen=True)
 class Patch:
     name: str
-    concern: str                  # building | speedups | security | websocket: the module with its code
+    concern: str                  # building | speedups | security | websocket | limits: the module with its code
     install: str                  # that module's function that installs it
     what: str                     # what it does, in a few words
     targets: tuple                # ((dotted path, kind it must be), …): every attribute it replaces or relies on
@@ -59,7 +59,7 @@ class Patch:
         return self.replaces or tuple(path for path, _kind in self.targets)
 
 
-BUILDING, SPEED, SECURITY, SOCKET = "building", "speedups", "security", "websocket"
+BUILDING, SPEED, SECURITY, SOCKET, LIMITS = "building", "speedups", "security", "websocket", "limits"
 WS = "bokeh.server.views.ws.WSHandler"
 PATCHES = (
     Patch("stable-defaults-once", SPEED, "cache_stable_defaults",
@@ -114,9 +114,11 @@ PATCHES = (
           "survives? (Panel)",
           replaces=("panel.io.server.server_html_page_for_session",)),
     Patch("build-on-thread", BUILDING, "install",
-          "pages built on one builder thread; websockets past the cap closed as busy; a gone visitor's build skipped",
+          "pages built on one builder thread, in turns address by address; websockets past the cap (all, or one "
+          "address's) or an address's new sessions closed as busy; a gone visitor's build skipped",
           (("panel.io.application.Application.on_session_created", COROUTINE),
            ("panel.io.application.Application.initialize_document", FUNCTION),
+           ("panel.io.document._destroy_document", FUNCTION),
            ("bokeh.io.doc._PATCHED_CURDOCS", LIST), ("panel.io.state.state._thread_id_", ANY),
            (f"{WS}._async_open", COROUTINE), (f"{WS}.on_close", FUNCTION)),
           "tests/test_websocket.py::test_past_the_cap_a_new_websocket_is_told_the_server_is_busy",
@@ -126,7 +128,7 @@ PATCHES = (
                     "panel.io.application.Application.initialize_document", "bokeh.io.doc._PATCHED_CURDOCS",
                     f"{WS}._async_open", f"{WS}.on_close")),
     Patch("pull-written-off-loop", BUILDING, "write_pulls_off_loop",
-          "a PULL-DOC's JSON written on a thread, under the session's document lock",
+          "a PULL-DOC's JSON written on a thread, under the session's document lock, in turns with the builds",
           (("bokeh.server.session.ServerSession._handle_pull", FUNCTION),
            ("bokeh.server.session._needs_document_lock", FUNCTION)),
           "tests/test_building.py::test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock",
@@ -156,10 +158,17 @@ PATCHES = (
           "tests/test_websocket.py::test_the_classroom_server_sends_the_hosted_mode_security_headers",
           "survives (Tornado's own hook, on its base class)"),
     Patch("websocket-allow-list", SOCKET, "install_allow_list",
-          "a client's message checked against the allow-list before Bokeh handles it; idle connections closed",
+          "a client's message checked against the allow-list before Bokeh handles it, pulls counted per session; "
+          "idle and too-old connections closed",
           ((f"{WS}.on_message", COROUTINE), (f"{WS}.on_pong", FUNCTION)),
           "tests/test_websocket.py::test_push_doc_and_unknown_messages_are_refused",
           "survives? (nothing known against it)"),
+    Patch("sockets-per-session", LIMITS, "count_sockets",
+          "a session's websockets counted: one past MAX_SOCKETS_PER_SESSION closed at once",
+          ((f"{WS}.open", FUNCTION), (f"{WS}.on_close", FUNCTION), ("bokeh.util.token.get_session_id", FUNCTION)),
+          "tests/test_websocket.py::test_one_page_holds_a_few_websockets_not_sixty",
+          "survives? (nothing known against it)",
+          replaces=(f"{WS}.open", f"{WS}.on_close")),
 )
 BY_NAME = {patch.name: patch for patch in PATCHES}
 SPEED_PATCHES = tuple(patch.name for patch in PATCHES if patch.concern == SPEED)

@@ -16,7 +16,6 @@ zero value, so S_t = A_t; the gates come from the one recipe (engine.gates.make_
 page's illustrative α (the values the registry's cards quote) and β = 1. The numbers are the same for
 every visitor: computed once per process.
 """
-import functools
 import math
 
 import numpy as np
@@ -52,9 +51,9 @@ def card_alpha(variant):
     return CARD_ALPHA.get(variant, REGISTRY[variant].alpha)
 
 
-@functools.lru_cache(maxsize=1)
 def texts():
-    """(first keys [TEXTS, D], later keys [TEXTS, TOKENS, D]): seeded random unit keys, float64."""
+    """(first keys [TEXTS, D], later keys [TEXTS, TOKENS, D]): seeded random unit keys, float64. Made anew for each
+    curve (a few ms; each curve is computed once per process): tensors kept for every session could be written."""
     generator = torch.Generator().manual_seed(SEED)
     keys = F.normalize(torch.randn(TEXTS, TOKENS + 1, D, generator=generator, dtype=torch.float64), dim=-1)
     return keys[:, 0], keys[:, 1:]

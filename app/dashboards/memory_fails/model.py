@@ -7,7 +7,6 @@ S = Σ_i v_i w_iᵀ (w_i = k_i for the sum rule, k_i with the later transitions 
 rules), so the read-out of q is Σ_i (w_i·q) v_i: the weights w_i·q are exactly the read-out when the
 values are one-hot, and `decomposition` takes a read-out apart with them.
 """
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +17,7 @@ from app.checkpoints import load_model, one_thread, step_through
 from app.shared import shared_cache
 from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
-from app.work import Shared, Worker, current_document, on_next_tick
+from app.work import Latest, Shared, Worker, current_document, on_next_tick
 from engine import tasks
 from engine.capacity import bound, measure, rounding_tie, wins, write_and_read
 from engine.ops import VARIANTS
@@ -279,7 +278,7 @@ def trained_accuracy(task):
     return accuracy
 
 
-@functools.lru_cache(maxsize=2)          # a run of 256 tokens holds ~17 MB of records
+@shared_cache(maxsize=2)          # a run of 256 tokens holds ~17 MB of records
 def stepped(variant, task, example):
     """The example of `trained_example` stepped token by token through `variant`'s checkpoint:
     (tokens [L], targets [L], logits [L, V], records[layer][t])."""
@@ -288,7 +287,7 @@ def stepped(variant, task, example):
     return inputs[0].numpy(), targets[0].numpy(), logits, layers
 
 
-@functools.lru_cache(maxsize=16)
+@shared_cache(maxsize=16)
 def query_forensics(variant, task, example, query):
     """The `query`-th answer (1-based) of `variant` on that example, taken apart layer by layer."""
     return take_apart(variant, *stepped(variant, task, example), query)
@@ -306,6 +305,8 @@ MAPPER = Worker("accuracy-map")
 # A new seed or size runs the capacity experiment again (seconds for d_k = 64): off the event loop, so
 # that a visitor turning the seed does not stop every other session's knobs meanwhile.
 CURVES = Worker("capacity-curve")
+# A new task or example steps every trained model through it (tens of ms, more on a busy server): off the loop too.
+EXAMPLES = Worker("trained-example")
 
 
 def curve_and_run(rule, d_k, keys, pairs, rewrites, seed):
@@ -314,38 +315,6 @@ def curve_and_run(rule, d_k, keys, pairs, rewrites, seed):
     # (gated delta rule, d_k = 32: 4–27 s against 0.4–0.6 s)
     with one_thread():
         return {"curve": curve(rule, d_k, keys, rewrites, seed), "run": recall(rule, d_k, keys, pairs, rewrites, seed)}
-
-
-class Latest:
-    """One job at a time per session for one kind of slow work; settings that change meanwhile are
-    computed when it returns, so a dragged slider costs two jobs, not one per position."""
-
-    def __init__(self, worker, settings, compute, done, failed, busy):
-        self.worker, self.settings, self.compute = worker, settings, compute
-        self.done, self.failed, self.busy = done, failed, busy            # callables; busy(True/False)
-        self.running = False
-
-    def ask(self):
-        if self.running:
-            return                             # _returned sees the new settings and asks again
-        self.running = True
-        self.busy(True)
-        key = self.settings()
-        self.worker.submit(lambda: self.compute(*key), lambda result: self._returned(key, result),
-                           on_error=self._failed)
-
-    def _returned(self, key, result):
-        self.running = False
-        if key != self.settings():
-            self.ask()
-            return
-        self.busy(False)
-        self.done(result)
-
-    def _failed(self, error):
-        self.running = False
-        self.busy(False)
-        self.failed(error)
 
 
 # ---------------------------------------------------------------------------------- the store
@@ -397,6 +366,7 @@ class MemoryStore(param.Parameterized):
         self.param.watch(self._count_accuracy, ["task"])
         self._compute()
         self.trained = trained_example(self.task, self.example)
+        self._examples = Latest(EXAMPLES, lambda: (self.task, self.example), trained_example, self._example_made)
         if self.probe_query == 0:
             self.param.update(**self.first_trained_failure())
         self._count_accuracy()
@@ -463,7 +433,10 @@ class MemoryStore(param.Parameterized):
         self.param.update(**curve_and_run(self.rule, self.d_k, self.keys, self.pairs, self.rewrites, self.seed))
 
     def _trained_changed(self, *_events):
-        self.trained = trained_example(self.task, self.example)
+        self._examples.ask()                        # on EXAMPLES in a server, at once without one
+
+    def _example_made(self, example):
+        self.trained = example
         self.param.update(**self.first_trained_failure())       # a new example: its first wrong answer
 
     def _probed(self, result):

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from app.mechanism import D_K
 from app.variants import REGISTRY
-from app.work import Worker
+from app.work import Latest, Worker
 from engine.gates import make_gates
 from engine.ops import FORMS, forward
 from engine.ops.parallel import decay_mask
@@ -38,7 +38,9 @@ FIT_FROM = 256                      # … and only once a length of at least thi
 
 # One thread for the whole process: measurements run one after the other (fair timings, one core
 # busy at most), and past three queued a visitor is told to come back instead of joining the queue.
-MEASURER = Worker("measure", max_waiting=3)
+MEASURER = Worker("measure", max_waiting=3, threads=1)        # timings: never two at once
+# A knob runs the three forms again (10–30 ms at T = 256, more on a busy server): off the event loop too.
+COMPARER = Worker("compare")
 
 
 # ------------------------------------------------------------------------------- the comparison
@@ -74,6 +76,17 @@ class Comparison:
     outputs: dict                 # form → o of the head, float32, [T, d_v]
     errors: dict                  # (dtype name, (form a, form b)) → (largest |a − b|, relative RMS to a)
     peak: float                   # largest |o| (the colour range of the three pictures)
+
+
+def settings_mask(variant, length, seed, alpha, channel):
+    """The decay mask of the store's settings [T, T] (mask_of, with the comparison's gates)."""
+    _q, _k, _v, gates = make_inputs(variant, length, seed, alpha)
+    return mask_of(variant, gates, length, channel)
+
+
+def compared(variant, length, chunk_size, seed, alpha, channel):
+    """(the Comparison, the decay mask) of a store's settings: what a knob computes."""
+    return compare(variant, length, chunk_size, seed, alpha), settings_mask(variant, length, seed, alpha, channel)
 
 
 def compare(variant, length, chunk_size, seed, alpha):
@@ -283,6 +296,8 @@ class FormsStore(param.Parameterized):
         self.curves = {}                      # (variant, chunk size) → CostCurve: this session's cache
         self.param.watch(self._changed, ["variant", "length", "chunk_size", "alpha", "seed"])
         self.param.watch(self._draw_mask, ["channel"])
+        self._comparisons = Latest(COMPARER, lambda: (self.variant, self.length, self.chunk_size, self.seed,
+                                                      self.alpha, self.channel), compared, self._compared)
         self._compute()
 
     def _changed(self, *events):
@@ -291,17 +306,19 @@ class FormsStore(param.Parameterized):
         if "variant" in names and "alpha" not in names and self.alpha != default:
             self.alpha = default                                   # computes through the watcher
         else:
-            self._compute()
+            self._comparisons.ask()                                 # on COMPARER in a server, at once without one
         if names & {"variant", "chunk_size"} and self.cost and self.curve is None:
             self.measure()
 
     def _compute(self):
-        comparison = compare(self.variant, self.length, self.chunk_size, self.seed, self.alpha)
-        self.param.update(comparison=comparison, mask=self._mask(), curve=self.curves.get(self.curve_key()))
+        self._compared(compared(self.variant, self.length, self.chunk_size, self.seed, self.alpha, self.channel))
+
+    def _compared(self, result):
+        comparison, mask = result
+        self.param.update(comparison=comparison, mask=mask, curve=self.curves.get(self.curve_key()))
 
     def _mask(self):
-        _q, _k, _v, gates = make_inputs(self.variant, self.length, self.seed, self.alpha)
-        return mask_of(self.variant, gates, self.length, self.channel)
+        return settings_mask(self.variant, self.length, self.seed, self.alpha, self.channel)
 
     def _draw_mask(self, *_events):
         self.mask = self._mask()

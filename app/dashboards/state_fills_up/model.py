@@ -5,7 +5,6 @@ over readable tokens, in trained mode a `TrainedRun` of a shipped checkpoint ove
 `head_frame` reads one head at one token out of the engine's records (`engine.stepping.StepRecord`);
 `limits_of` fixes each picture's colour range for a whole run.
 """
-import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -13,7 +12,9 @@ import param
 
 from app import mechanism
 from app.checkpoints import load_model, path_of, step_through
+from app.shared import shared_cache
 from app.variants import REGISTRY
+from app.work import Latest, Worker
 from engine.stepping import transition
 from engine.tasks import IGNORE, mqar
 
@@ -167,7 +168,10 @@ class TrainedRun:
         return float(probabilities[self.predictions[t]] / probabilities.sum())
 
 
-@functools.lru_cache(maxsize=8)
+RUNS = Worker("state-trained")
+
+
+@shared_cache(maxsize=8)
 def run_trained(variant, pairs, example):
     """One MQAR example (seed = example) through `variant`'s checkpoint, one model.step per token; once
     per process for the same example (0.1–0.2 s of CPU), shared by every visitor: read it only."""
@@ -227,8 +231,9 @@ class StateStore(param.Parameterized):
         else:
             params.setdefault("pairs", TRAINED_PAIRS)
         super().__init__(**params)
+        self._runs = Latest(RUNS, lambda: (self.variant, self.pairs, self.example), run_trained, self._ran)
         self.param.watch(self._changed, self.INPUTS)
-        self._compute()
+        self._compute(now=True)
 
     def _changed(self, *events):
         names = {e.name for e in events}
@@ -242,6 +247,10 @@ class StateStore(param.Parameterized):
             self.pairs = MECHANISM_PAIRS               # back from trained mode: comes back here too
             return
         self._compute()
+
+    def _ran(self, run):
+        if self.mode == "trained":                     # not if the page went back to mechanism mode meanwhile
+            self.param.update(trained=run, failure=None)
 
     def length(self):
         """Number of frames of the current run (1 when a checkpoint could not be loaded)."""
@@ -259,9 +268,9 @@ class StateStore(param.Parameterized):
             return tokens, problems
         return mechanism.parse(mechanism.PRESETS[self.preset])[0], []
 
-    def _compute(self):
+    def _compute(self, now=False):
         if self.mode == "trained":
-            self._compute_trained()
+            self._compute_trained(now)
             return
         tokens, problems = self.tokens()
         result = mechanism.shared_run(self.variant, tuple(tokens), heads=self.heads, alpha=self.alpha,
@@ -269,16 +278,21 @@ class StateStore(param.Parameterized):
         self.param.update(problems=problems, result=result,
                           limits=result.derived("limits", lambda: limits_of(result.records)))
 
-    def _compute_trained(self):
-        # synchronous: loading a checkpoint takes ~0.01 s and stepping 64 tokens 0.1–0.2 s (one thread)
+    def _compute_trained(self, now=False):
+        """The run of the trained settings: `now` as the page is built; after that on RUNS, off the event loop
+        (stepping 64 tokens takes 0.1–0.2 s of CPU: three visitors turning the example number every 0.3 s
+        moved every other visitor's knob p50 from 23 to 645 ms while it ran on the loop)."""
         key = (self.variant, self.pairs, self.example)
         if self.trained is not None and self.trained.key == key:
             return                                     # a mechanism knob moved: nothing to run again
         try:
-            load_model(self.variant)                   # once per process; checks the checksums
+            load_model(self.variant)                   # once per process (~0.01 s); checks the checksums
         except FileNotFoundError:
             self.param.update(trained=None, failure=("missing", path_of(self.variant).name))
         except ValueError:
             self.param.update(trained=None, failure=("invalid", path_of(self.variant).name))
         else:
-            self.param.update(trained=run_trained(*key), failure=None)
+            if now:
+                self.param.update(trained=run_trained(*key), failure=None)
+            else:
+                self._runs.ask()

@@ -4,13 +4,13 @@
 feature map, through the running state too (the recurrent form); `multiply_adds(T, d)` counts the
 two orders of the same product. `SoftmaxStore` holds the page's controls. No Panel, no Bokeh.
 """
-import functools
 from dataclasses import dataclass
 
 import numpy as np
 import param
 
 from app.i18n import N_
+from app.shared import shared_cache
 
 # eight words, so that the table (8 × 8) and the state (4 × 4) both fit on one screen with their numbers;
 # each translation keeps eight words (tests/test_take_away_softmax.py checks)
@@ -29,7 +29,7 @@ def elu_plus_one(x):
     return np.where(x > 0, x + 1.0, np.exp(np.minimum(x, 0.0)))
 
 
-@functools.lru_cache(maxsize=1)
+@shared_cache(maxsize=1)
 def sentence_vectors(words=WORDS, d=D, seed=SEED):
     """(q, k, v), each [T, d] float64: fixed seeded embeddings x_t times fixed projections W_q, W_k, W_v.
     The numbers belong to positions, not to the words' spelling, so both languages show the same ones."""

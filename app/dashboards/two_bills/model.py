@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from app.checkpoints import one_thread
 from app.i18n import format_number
+from app.shared import read_only
 from app.work import Worker
 from engine.gates import make_gates, retnet_log_decay
 from engine.ops import forward
@@ -194,7 +195,7 @@ def generate(variant, context, requested, heads, dim, seed, repeats=None):
 
 # A run takes up to seconds (the pre-fill of 32,768 tokens): measured on one thread for all sessions, one
 # at a time, so that runs do not slow each other down. Each session waits for at most one run.
-MEASURER = Worker("two-bills-generate")
+MEASURER = Worker("two-bills-generate", threads=1)           # timings: never two at once
 
 # a page opens on a run of its settings measured this recently (0: each page measures its own)
 OPENING_AGE_S = float(os.environ.get("LINEARE_OPENING_AGE_S", 60.0))
@@ -212,7 +213,7 @@ def opening_run(settings):
         measured, run = _openings.get(key, (-math.inf, None))
     if time.monotonic() - measured < OPENING_AGE_S:
         return run
-    run = generate(**settings)
+    run = read_only(generate(**settings))          # handed to every page opened within OPENING_AGE_S
     with _openings_lock:
         _openings[key] = (time.monotonic(), run)
         for old in sorted(_openings, key=lambda k: _openings[k][0])[:-16]:      # the 16 latest settings
