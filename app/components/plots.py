@@ -288,8 +288,9 @@ class HeatMap:
         self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)  # the glyph
         self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]}, syncable=False)
         self.filter = frame_filter()
-        self.glyph = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
-                               view=CDSView(filter=self.filter), color_mapper=self.mapper, level="overlay").glyph
+        self.renderer = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
+                                  view=CDSView(filter=self.filter), color_mapper=self.mapper, level="overlay")
+        self.glyph = self.renderer.glyph
         fig.add_layout(colour_bar(self.scale), "right")
         # the number in the page's language (0,500 in Italian), as the colour bar writes it
         decode = CustomJSHover(args={"mapper": self.mapper, "scale": self.scale, "locale": browser_locale()}, code="""

@@ -7,7 +7,7 @@ import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
 from app.components.controls import sidebar_label
-from app.components.later import Later, in_section
+from app.components.later import Later, SectionPart, in_section
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -124,6 +124,16 @@ class FormsView(DashboardView):
     mask_picture, mask_note, mask_section = (in_section(1, name) for name in ("picture", "note", "layout"))
     count_picture, cost_picture, measure_button, status, cost_section = (
         in_section(2, name) for name in ("count_picture", "cost_picture", "measure_button", "status", "layout"))
+
+    def parts(self):
+        chunked = self.output_pictures["chunked"]
+        difference = lambda d: [d.difference.renderer, d.difference.figure.title,
+                                d.difference.figure.select_one(ColorBar)]
+        return {"point": [self.point], "outputs_text": [self.outputs_text], "player": [self.player],
+                "strips": [self.strips_section], "chunked": [chunked.renderer, chunked.figure.title],
+                "differences": SectionPart(self.lower[0], difference),
+                "differences.table": SectionPart(self.lower[0], lambda d: [d.table]),
+                "outputs_section": SectionPart(self.lower[0], lambda d: [d.layout])}
 
     def controls(self):
         store = self.store

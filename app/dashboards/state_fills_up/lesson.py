@@ -1,6 +1,6 @@
 """The lesson of "The state fills up": a column per name, a number that changes (added, then corrected),
 and more names than columns. Answers are read off the page's run (state_fills_up.model)."""
-from app.cards import Card, percent
+from app.cards import Card, percent, plain
 from app.i18n import N_, _
 
 
@@ -19,10 +19,24 @@ def _answered(store, name):
     return {"21": 0, "99": 1}.get(answer, 2)
 
 
-def _readout(view):
-    """The read-out's answer line: at a writing step it reads back the number just written («Anna: 21 ✓»),
-    which next to a card's question looks like its answer."""
-    return view.heads[0].answer
+def _said(name):
+    """The page's line under the player when «name?» is asked: what the memory answers there."""
+    def said(store):
+        from app.dashboards.state_fills_up.texts import step_caption
+        return [plain(step_caption(store.result, _asked(store, name)[0]))]
+    return said
+
+
+def _last_said(store):
+    from app.dashboards.state_fills_up.texts import step_caption
+    return [plain(step_caption(store.result, store.length() - 1))]
+
+
+def _rule_said(store):
+    """The model's rule above the strip, as the page writes it: for DeltaNet, that new information replaces the old."""
+    from app.variants import REGISTRY
+    record = REGISTRY[store.result.variant]
+    return [plain(f"**{_(record.label)}.** " + _(record.rule)), *_said("Anna")(store)]
 
 
 def _all_right(store):
@@ -39,7 +53,7 @@ CARDS = (
          correct=lambda store: 0 if _all_right(store)[0] == _all_right(store)[1] else 1,
          at=lambda store: store.length() - 1,
          press=N_("Press ▶ Play (or → step by step) and watch the answers under the questions."),
-         veil=lambda view: (_readout(view),),
+         answer=_last_said,
          observe=lambda store: _("{right} of {asked} right: with a column each, no pair gets in another's "
                                  "way.").format(right=_all_right(store)[0], asked=_all_right(store)[1])),
     Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "overwrite",
@@ -50,7 +64,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
-         veil=lambda view: (_readout(view),),
+         answer=_said("Anna"),
          observe=lambda store: _("It answers {answer}, but the match is only {percent}%: Anna's column holds "
                                  "21 and 99 added together.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
@@ -62,7 +76,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
-         veil=lambda view: (view.rule, _readout(view)),
+         hides=("rule",), look=("removed",), answer=_rule_said,
          observe=lambda store: _("It answers {answer} with a match of {percent}%: at Anna:99 the correction "
                                  "first took 21 out of Anna's column.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
@@ -73,7 +87,7 @@ CARDS = (
          correct=lambda store: 0 if _asked(store, "Anna")[1][0] == "26" and _asked(store, "Anna")[1][1] > 0.9 else 1,
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
-         veil=lambda view: (_readout(view),),
+         look=("memory",), answer=_said("Anna"),
          observe=lambda store: _("It answers {answer} (match {percent}%): the 17th name had to share Anna's "
                                  "column. A summary of fixed size has room for only so many names.").format(
              answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
