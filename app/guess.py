@@ -49,6 +49,8 @@ def to_data(sketch, figure):
 def number(x):
     """A value read off a picture, as a reader says it: 0,45 · 12 · 1,3 · 10⁸."""
     x = float(x)
+    if x.is_integer() and abs(x) < 1e5:
+        return format_number(int(x))
     if abs(x) >= 1e5:
         power = int(math.floor(math.log10(abs(x))))
         digits = "".join("⁰¹²³⁴⁵⁶⁷⁸⁹"[int(c)] if c.isdigit() else "⁻" for c in str(power))

@@ -32,7 +32,7 @@ from app.dashboards.two_bills.lesson import CARDS as TWO_BILLS
 from app.i18n import _
 
 MAX_CARD = 20                        # a URL's card number beyond this is refused, not looked up
-SKETCH = "#3e4c59"                   # the student's sketch, drawn over a picture: dark grey, dot-dashed
+SKETCH = "#7b3294"                   # the student's sketch, drawn over a picture: purple, dot-dashed, hollow diamonds
 
 _WRITTEN = {"softmax": SOFTMAX, "two-bills": TWO_BILLS, "state": STATE, "transition": TRANSITION,
             "memory-fails": MEMORY_FAILS, "parallel-recurrent": PARALLEL_RECURRENT, "architectures": ARCHITECTURES}
@@ -208,7 +208,8 @@ class Sketched:
         self.source = ColumnDataSource({"x": [], "y": []})
         line = figure.line("x", "y", source=self.source, color=SKETCH, line_dash="dotdash", line_width=3,
                            level="overlay")
-        dots = figure.scatter("x", "y", source=self.source, color=SKETCH, size=7, level="overlay")
+        dots = figure.scatter("x", "y", source=self.source, line_color=SKETCH, fill_color="white", marker="diamond",
+                              size=9, line_width=2, level="overlay")
         for legend in figure.legend:
             legend.items = [*legend.items, LegendItem(label=_("your guess"), renderers=[line, dots])]
         widget.param.update(guess_figure=figure.id, guess_along=card.guess.along)

@@ -54,15 +54,30 @@ LESSON_CSS = """
 .right .verdict { color: #1a7f37; } .wrong .verdict { color: #b42318; }
 [hidden] { display: none !important; }
 .spoken { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); white-space: nowrap; }
-@media (max-width: 600px) {     /* a phone: the lesson's name on a row of its own, the two links under it */
-  .card { padding: 6px 10px; margin: 2px 4px 6px 4px; }
-  .head { flex-wrap: wrap; }
-  .head span { order: -1; flex: 1 1 100%; }
+/* presenter mode: the card's type is larger, so it folds too once a prediction is chosen (its question in two lines,
+   a click unfolds it), and leaves the sketch's instruction to the line above: the picture it asks about keeps the
+   rest of a projector's screen */
+.card.present.folded .prompt { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;
+                               overflow: hidden; cursor: pointer; }
+.card.present .sketch .how { display: none; }
+@media (max-width: 600px) {     /* a phone: a third of the screen at most, the rest scrolls inside the card */
+  .card { padding: 6px 10px; margin: 2px 4px 6px 4px; max-height: 33vh; overflow-y: auto;
+          font-size: calc(16px * var(--lineare-scale, 1)); }
+  .head { font-size: 14px; gap: 4px; }
+  .head span { flex: 1 1 auto; text-align: center; }
+  .head a { padding: 2px 8px; white-space: nowrap; }
+  .head a .word { display: none; }              /* the arrows alone; the link keeps its name (aria-label) */
+  .choices { gap: 6px; }
+  .choices button, .sketch button, .keys button { padding: 4px 10px; min-height: 40px; }
+  .sketch .how { display: none; }               /* the instruction says it */
+  /* the buttons of the action right under the choices, the instruction under them: in the card's third of the
+     screen the button to press stays in sight */
+  .card { display: flex; flex-direction: column; }
+  .press { order: 2; } .stale, .observe, .end, .spoken { order: 3; }
   /* once a prediction is chosen the card folds: its question in two lines (a tap unfolds it), no links */
   .card.folded .head { display: none; }
   .card.folded .prompt { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;
                          overflow: hidden; cursor: pointer; margin: 2px 0; }
-  .card.folded .choices button { padding: 4px 10px; min-height: 40px; }
 }
 """
 

@@ -21,7 +21,7 @@ safe for the common colour-vision deficiencies).
 import weakref
 
 import numpy as np
-from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
+from bokeh.models import (AllLabels, BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
                           CustomJSTickFormatter, FactorRange, FixedTicker, Grid, HoverTool, IndexFilter, LinearAxis,
                           LinearColorMapper, NoOverlap, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
@@ -94,6 +94,12 @@ def no_overlap():
     """A tick policy that leaves out a label that would run into the one before (long numbers on a
     phone's narrow picture: 20.00040.000…); one per page, shared by its axes."""
     return _per_page(("no-overlap",), NoOverlap)
+
+
+def all_labels():
+    """A tick policy that draws every label: the rows and columns of a picture that have names (models, words,
+    questions), which a reader must find, whatever the room; one per page, shared by its axes."""
+    return _per_page(("all-labels",), AllLabels)
 
 
 def _number_format(language, decimals, fixed):
@@ -192,6 +198,9 @@ def style_figure(fig, x_label, y_label):
         axis.axis_label_text_font_style = "normal"
         axis.major_label_text_font_size = TICK_SIZE
         axis.major_label_policy = no_overlap()
+    for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
+        if isinstance(axis_range, FactorRange):          # named rows (models): every one drawn, never dropped
+            axis.major_label_policy = all_labels()
     for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
         if not isinstance(axis_range, FactorRange):
             axis.formatter = number_format()

@@ -12,7 +12,7 @@ from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, Fixe
                           LegendItem, Range1d, Span)
 
 from app.components.curves import BLUE, VERMILLION
-from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, frame_filter, quantize, set_frame,
+from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize, set_frame,
                                   new_figure, style_figure)
 from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
@@ -48,6 +48,8 @@ class CellsPicture:
         for span in self.splits.values():
             self.figure.add_layout(span)
         self.figure.xaxis.ticker, self.figure.yaxis.ticker = FixedTicker(ticks=[]), FixedTicker(ticks=[])
+        for axis in (self.figure.xaxis, self.figure.yaxis):     # the words and numbers of the rows: every one drawn
+            axis.major_label_policy = all_labels()
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
     def set_grid(self, rows, cols, x_labels, y_labels, *, font="11pt", split_col=None, split_row=None):

@@ -67,7 +67,7 @@ function sketchLayer(view, along, words, changed) {
   const svg = document.createElementNS(NS, "svg")
   Object.assign(svg.style, {position: "absolute", inset: "0", width: "100%", height: "100%", overflow: "visible"})
   const line = document.createElementNS(NS, "polyline")
-  line.setAttribute("fill", "none"); line.setAttribute("stroke", "#3e4c59")
+  line.setAttribute("fill", "none"); line.setAttribute("stroke", "#7b3294")
   line.setAttribute("stroke-width", "3"); line.setAttribute("stroke-dasharray", "8 5")
   svg.append(line)
   layer.append(svg)
@@ -86,7 +86,7 @@ function sketchLayer(view, along, words, changed) {
       const dot = document.createElementNS(NS, "circle")
       dot.setAttribute("cx", x * w); dot.setAttribute("cy", (1 - y) * h)
       dot.setAttribute("r", i === selected ? 8 : 4)
-      dot.setAttribute("fill", i === selected ? "#f0b429" : "#3e4c59")
+      dot.setAttribute("fill", i === selected ? "#f0b429" : "#7b3294")
       dot.setAttribute("stroke", "#102a43"); dot.setAttribute("stroke-width", i === selected ? 2 : 0)
       svg.append(dot)
     })
@@ -165,7 +165,7 @@ function sketchLayer(view, along, words, changed) {
 export function render({ model, el, view }) {
   const w = model.words
   const card = document.createElement("section")
-  card.className = "card"
+  card.className = model.present ? "card present" : "card"
   card.setAttribute("aria-label", w.label || "")
   const point = (a, href) => {
     if (href) { a.href = href; a.removeAttribute("aria-disabled") }
@@ -176,10 +176,18 @@ export function render({ model, el, view }) {
     point(a, href)
     return a
   }
+  // a link of the card's head: an arrow and its words (a phone shows the arrow alone, the name stays)
+  const arrowed = (words, href, name, before) => {
+    const a = link("", href, name), word = document.createElement("span")
+    word.className = "word"; word.textContent = words
+    a.append(...(before ? ["← ", word] : [word, " →"]))
+    a.setAttribute("aria-label", words)
+    return a
+  }
   const head = document.createElement("div"); head.className = "head"
   const title = document.createElement("span"); title.innerHTML = model.heading
-  const previous = link("← " + w.previous, w.previous_href, "previous")
-  const next = link((model.last ? w.next_lesson : w.next) + " →", w.next_href, "next")
+  const previous = arrowed(w.previous, w.previous_href, "previous", true)
+  const next = arrowed(model.last ? w.next_lesson : w.next, w.next_href, "next", false)
   head.append(previous, title, next)
   const prompt = document.createElement("div"); prompt.className = "prompt"; prompt.innerHTML = model.prompt
   prompt.id = "lesson-prompt"
@@ -320,7 +328,17 @@ export function render({ model, el, view }) {
     point(previous, model.words.previous_href); point(next, model.words.next_href)
     point(back, model.words.back_href)
   })
-  model.on("acted", () => { if (layer && model.acted) { layer.remove(); layer = null }; verdict() })
+  model.on("acted", () => {
+    if (layer && model.acted) { layer.remove(); layer = null }
+    verdict()
+    // what the card held back above the part it speaks of is back, and pushed that part down: it comes up again
+    if (model.acted && brought && brought.isConnected) {
+      requestAnimationFrame(() => {
+        brought.style.scrollMarginTop = view.el.getBoundingClientRect().height + 12 + "px"
+        brought.scrollIntoView({block: "start", behavior: "instant"})
+      })
+    }
+  })
   model.on("differ", verdict)
   model.on("stale", () => {
     stale.hidden = !model.stale
