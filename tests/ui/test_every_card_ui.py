@@ -98,7 +98,9 @@ VISIBLE_TEXT = """() => {
     }
     if (node.nodeType === Node.ELEMENT_NODE) {
       if (["STYLE", "SCRIPT"].includes(node.tagName)) { return }
-      shown = shown && node.checkVisibility({visibilityProperty: true, opacityProperty: true})
+      // an element with no box of its own (display: contents, as Bokeh's hosts) hides nothing by itself
+      const boxless = getComputedStyle(node).display === "contents"
+      shown = shown && (boxless || node.checkVisibility({visibilityProperty: true, opacityProperty: true}))
       if (node.shadowRoot) { walk(node.shadowRoot, shown) }
     }
     for (const child of node.childNodes) { walk(child, shown) }
