@@ -120,7 +120,7 @@ def card_words(slug, number, session):
              "sketch_how": _("Draw the line you expect on the outlined picture: drag with the mouse or a finger, or "
                              "tap a few points; by keyboard, Tab to the picture, then the arrow keys."),
              "sketch_clear": _("Clear"), "sketch_check": _("Show the real line"),
-             "play": "▶ " + _("Play") + " / ❚❚", "step": _("Step") + " →",
+             "play": "▶ " + _("Play") + " / ❚❚", "step": _("Step") + " →", "step_of": _("Step {t} of {n}"),
              "sketch_point": _("Point {n} of {count}, at {height}% of the axis.")}
     return {**words, **links(slug, number, session)}
 

@@ -95,12 +95,15 @@ class Later(pn.viewable.Viewer):
     def section(self):
         if self._section is None:
             self._section = self._make()
+            # its layout made once: what the page's frame does to it (presenter mode's sizes) is what is shown (a
+            # Viewer makes a new layout each time it is asked for one)
+            shown = pn.panel(self._section)
             finish = getattr(self._doc(), FINISH, None)
             if finish is not None:
-                finish(self._section)
+                finish(shown)
             for then in self._then:                # before it is placed: what it holds back is never sent
                 then(self._section)
-            self._column.objects = [self._section]
+            self._column.objects = [shown]
             if self._placed is not None:
                 self._placed(self._section)
         return self._section

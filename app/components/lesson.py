@@ -39,7 +39,8 @@ LESSON_CSS = """
 .sketch button:disabled { border-color: #9fb3c8; color: #7b8794; cursor: default; }
 .sketch button.go:not(:disabled) { background: #1d4f7a; color: white; }
 .press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
-.keys { display: flex; gap: 8px; margin: 4px 0; }
+.keys { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; align-items: center; }
+.keys .where { color: #52606d; font-size: calc(16px * var(--lineare-scale, 1)); font-variant-numeric: tabular-nums; }
 .keys button.play { background: #0d6efd; border-color: #0b5cad; color: white; }
 .sketch { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 4px 0; }
 .sketch .how { flex: 1 1 16em; font-size: calc(16px * var(--lineare-scale, 1)); color: #52606d; }
@@ -57,8 +58,10 @@ LESSON_CSS = """
 /* presenter mode: the card's type is larger, so it folds too once a prediction is chosen (its question in two lines,
    a click unfolds it), and leaves the sketch's instruction to the line above: the picture it asks about keeps the
    rest of a projector's screen */
-.card.present.folded .prompt { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;
-                               overflow: hidden; cursor: pointer; }
+.card.present.folded .prompt { max-height: 2.9em; line-height: 1.45; overflow: hidden; cursor: pointer;
+                               position: relative; }
+.card.folded .prompt::after { content: "…"; position: absolute; right: 0; bottom: 0; padding-left: 1.5em;
+                              background: linear-gradient(to right, rgba(247, 250, 252, 0), #f7fafc 40%); }
 .card.present .sketch .how { display: none; }
 @media (max-width: 600px) {     /* a phone: a third of the screen at most, the rest scrolls inside the card */
   .card { padding: 6px 10px; margin: 2px 4px 6px 4px; max-height: 33vh; overflow-y: auto;
@@ -73,11 +76,12 @@ LESSON_CSS = """
   /* the buttons of the action right under the choices, the instruction under them: in the card's third of the
      screen the button to press stays in sight */
   .card { display: flex; flex-direction: column; }
+  .card > * { flex-shrink: 0; }                 /* the card scrolls; its parts keep their height */
   .press { order: 2; } .stale, .observe, .end, .spoken { order: 3; }
   /* once a prediction is chosen the card folds: its question in two lines (a tap unfolds it), no links */
   .card.folded .head { display: none; }
-  .card.folded .prompt { display: -webkit-box; -webkit-line-clamp: 2; -webkit-box-orient: vertical;
-                         overflow: hidden; cursor: pointer; margin: 2px 0; }
+  .card.folded .prompt { max-height: 2.9em; line-height: 1.45; overflow: hidden; cursor: pointer; margin: 2px 0;
+                         position: relative; flex: none; }
 }
 """
 

@@ -27,7 +27,7 @@ QUERY_HEIGHT = {372: 1410, 750: 1325, 996: 1310}
 TRAINED_HEIGHT = {372: 2850, 750: 1505, 996: 1430}
 DETAIL_CSS = """
 :host { font-size: 18px; color: #1f2933; }
-.ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
+.ok { color: #0072b2; font-weight: 700; } .bad { color: #a04000; font-weight: 700; }   /* 4.5:1 and more on white */
 .muted { color: #52606d; font-size: 16px; }
 """
 

@@ -189,7 +189,9 @@ export function render({ model, el, view }) {
   const previous = arrowed(w.previous, w.previous_href, "previous", true)
   const next = arrowed(model.last ? w.next_lesson : w.next, w.next_href, "next", false)
   head.append(previous, title, next)
-  const prompt = document.createElement("div"); prompt.className = "prompt"; prompt.innerHTML = model.prompt
+  // the question in a box of its own: folded, the box cuts it to two lines (app/components/lesson.py)
+  const prompt = document.createElement("div"); prompt.className = "prompt"
+  prompt.innerHTML = "<span>" + model.prompt + "</span>"
   prompt.id = "lesson-prompt"
   const choices = document.createElement("div"); choices.className = "choices"
   choices.setAttribute("role", "group")
@@ -204,7 +206,8 @@ export function render({ model, el, view }) {
                                                                           bubbles: true}))
     return b
   }
-  keys.append(key(w.play || "", "Space", "play"), key(w.step || "", "ArrowRight", "step"))
+  const where = document.createElement("span"); where.className = "where"      // the player's step, shown here too
+  keys.append(key(w.play || "", "Space", "play"), key(w.step || "", "ArrowRight", "step"), where)
   // the sketch's buttons: clear it, or show the true curve over it
   const sketch = document.createElement("div"); sketch.className = "sketch"
   const how = document.createElement("span"); how.className = "how"; how.textContent = w.sketch_how || ""
@@ -230,7 +233,11 @@ export function render({ model, el, view }) {
   // each a sentence of its own (a live region present from the start)
   const spoken = document.createElement("div"); spoken.className = "spoken"
   spoken.setAttribute("aria-live", "polite")
-  const say = (text) => { spoken.textContent = ""; setTimeout(() => { spoken.textContent = text }, 50) }
+  // (its words in an element of their own: the region's clipping, not their own box, keeps them off the screen)
+  const say = (text) => {
+    spoken.replaceChildren()
+    setTimeout(() => { const words = document.createElement("span"); words.textContent = text; spoken.append(words) }, 50)
+  }
   let chosen = null
 
   const sketching = model.guess_figure !== ""
@@ -315,6 +322,7 @@ export function render({ model, el, view }) {
   })
   prompt.onclick = () => card.classList.toggle("folded")          // a phone's folded question, unfolded
   const onFrame = (event) => {
+    where.textContent = (w.step_of || "").replace("{t}", event.detail.t + 1).replace("{n}", event.detail.length)
     if (chosen === null || model.acted) { return }
     // a sketch made for a run goes in when the run starts to play
     if (sketching && !sent && startFrame !== null && event.detail.t !== startFrame && sendSketch()) {
