@@ -301,6 +301,7 @@ export function render({ model, el, view }) {
         if (other === b) { other.dataset.keys = "player" } else { delete other.dataset.keys }
       }
       card.classList.add("folded")
+      if (first) { bringAgain() }
       if (model.acted) { verdict(); return }
       // the action still to come: what to do, said once
       press.hidden = !model.press
@@ -340,12 +341,7 @@ export function render({ model, el, view }) {
     if (layer && model.acted) { layer.remove(); layer = null }
     verdict()
     // what the card held back above the part it speaks of is back, and pushed that part down: it comes up again
-    if (model.acted && brought && brought.isConnected) {
-      requestAnimationFrame(() => {
-        brought.style.scrollMarginTop = view.el.getBoundingClientRect().height + 12 + "px"
-        brought.scrollIntoView({block: "start", behavior: "instant"})
-      })
-    }
+    if (model.acted) { bringAgain() }
   })
   model.on("differ", verdict)
   model.on("stale", () => {
@@ -356,6 +352,15 @@ export function render({ model, el, view }) {
   el.append(card)
 
   let brought = null                          // the part bringIntoView scrolled under the card
+  // that part right under the card again, once the card has grown (a choice) or the page above it has (a part given
+  // back): the card's next step is about it
+  function bringAgain() {
+    if (!brought || !brought.isConnected) { return }
+    requestAnimationFrame(() => {
+      brought.style.scrollMarginTop = view.el.getBoundingClientRect().height + 12 + "px"
+      brought.scrollIntoView({block: "start", behavior: "instant"})
+    })
+  }
   if (model.look || model.present) { bringIntoView() }
   // a choice, a verdict or a notice makes the stuck card taller, and the browser keeps the part below
   // where it was on the screen, so the card grew over its first lines: the part comes down under it
