@@ -157,13 +157,19 @@ def grown(parts, wider=PRESENTER_SCALE, taller=PRESENTER_TALLER):
     columns and texts laid out beside them), so that a picture's words still fit it and the pictures use the width
     the folded sidebar leaves; heights a little larger (a picture a lesson card asks about, under the card, still
     fits a projector's 768 px)."""
-    from bokeh.models import Plot
+    from bokeh.models import Legend, Plot
 
     scale = {"width": wider, "min_width": wider, "max_width": wider, "height": taller}
+    # a picture with a legend of one column under it (its labels wrap into lines as much larger as the type): as
+    # much taller, or the legend's lines take the room of the curves
+    listed = {**scale, "height": wider}
     for part in pn.Column(*parts).select(pn.viewable.Viewable):
         figure = part.object if isinstance(part, pn.pane.Bokeh) else None
         for owner in (part, figure) if isinstance(figure, Plot) else (part,):
-            sizes = {name: round(getattr(owner, name) * times) for name, times in scale.items()
+            one_column = isinstance(owner, Plot) and any(legend.ncols == 1 for legend in owner.below
+                                                         if isinstance(legend, Legend))
+            times_of = listed if one_column else scale
+            sizes = {name: round(getattr(owner, name) * times) for name, times in times_of.items()
                      if isinstance(getattr(owner, name, None), (int, float)) and getattr(owner, name) > 0}
             if sizes:
                 owner.update(**sizes) if isinstance(owner, Plot) else owner.param.update(**sizes)

@@ -60,8 +60,8 @@ LESSON_CSS = """
    rest of a projector's screen */
 .card.present.folded .prompt { max-height: 2.9em; line-height: 1.45; overflow: hidden; cursor: pointer;
                                position: relative; }
-.card.folded .prompt::after { content: "…"; position: absolute; right: 0; bottom: 0; padding-left: 1.5em;
-                              background: linear-gradient(to right, rgba(247, 250, 252, 0), #f7fafc 40%); }
+.card.present.folded .prompt.cut::after { content: "…"; position: absolute; right: 0; bottom: 0; padding-left: 1.5em;
+                                      background: linear-gradient(to right, rgba(247, 250, 252, 0), #f7fafc 40%); }
 .card.present .sketch .how { display: none; }
 @media (max-width: 600px) {     /* a phone: a third of the screen at most, the rest scrolls inside the card */
   .card { padding: 6px 10px; margin: 2px 4px 6px 4px; max-height: 33vh; overflow-y: auto;
@@ -82,6 +82,8 @@ LESSON_CSS = """
   .card.folded .head { display: none; }
   .card.folded .prompt { max-height: 2.9em; line-height: 1.45; overflow: hidden; cursor: pointer; margin: 2px 0;
                          position: relative; flex: none; }
+  .card.folded .prompt.cut::after { content: "…"; position: absolute; right: 0; bottom: 0; padding-left: 1.5em;
+                                background: linear-gradient(to right, rgba(247, 250, 252, 0), #f7fafc 40%); }
 }
 """
 

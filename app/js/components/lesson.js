@@ -301,6 +301,8 @@ export function render({ model, el, view }) {
         if (other === b) { other.dataset.keys = "player" } else { delete other.dataset.keys }
       }
       card.classList.add("folded")
+      // an ellipsis where the folded question is cut (not under one that fits)
+      requestAnimationFrame(() => prompt.classList.toggle("cut", prompt.scrollHeight > prompt.clientHeight + 1))
       if (first) { bringAgain() }
       if (model.acted) { verdict(); return }
       // the action still to come: what to do, said once
