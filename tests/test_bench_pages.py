@@ -5,15 +5,17 @@ import time
 import pytest
 
 from app.serve import BOKEH_CHECKS
+from app.server import patches
 from bench import pages
 
 
 @pytest.fixture(autouse=True)
-def served_settings_undone(monkeypatch):
-    """as_served() switches Bokeh's checks off as the server does; the tests after these keep them."""
-    for name in BOKEH_CHECKS:
-        monkeypatch.setenv(name, "x")
-        monkeypatch.delenv(name)
+def nothing_left_installed():
+    """bench.pages measures builds as the server makes them (its patches, Bokeh's checks off), and undoes that
+    afterwards: the tests after these see the libraries and the environment as before."""
+    before = ({name: os.environ.get(name) for name in BOKEH_CHECKS}, patches.installed_names())
+    yield
+    assert ({name: os.environ.get(name) for name in BOKEH_CHECKS}, patches.installed_names()) == before
 
 
 def busy(seconds):
@@ -48,11 +50,13 @@ def test_a_page_is_built_written_and_split(capsys):
 def test_the_sidebar_is_one_root_of_the_document():
     """Panel's template pays for each root it renders (its design switched on and off, the root's own
     bookkeeping): the sidebar's thirty-odd widgets are one column, not thirty roots."""
-    pages.as_served()
-    assert os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"       # measured as served (app/serve.py)
-    built = pages.build_once("state", pages.PAGES["state"], "en")
-    # Panel's own four (location, js area, actions, browser info), the header, the sidebar, the page
-    assert built["roots"] == 7
+    with pages.as_served():
+        assert os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"   # measured as served (app/serve.py)
+        assert patches.installed_names() == list(patches.SPEED_PATCHES)
+        built = pages.build_once("state", pages.PAGES["state"], "en")
+    # Panel's own four (location, js area, actions, browser info), the sidebar, the page (the header's buttons are
+    # the template's HTML)
+    assert built["roots"] == 6
 
 
 def test_a_server_page_is_judged_on_its_usual_opening_and_the_rare_collection_is_spread(capsys):

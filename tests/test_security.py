@@ -22,8 +22,8 @@ from app.server import security
 from app.devtools import running_server
 from bench.hostile import VALUES, measure, page_keys
 
-COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
-           "--secret-key-file {key} > {log} 2>&1")
+COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 "
+           "--allow-websocket-origin 127.0.0.1:{port} --secret-key-file {key} > {log} 2>&1")
 
 
 class Server:
@@ -205,7 +205,7 @@ def test_the_secret_key_file(tmp_path, monkeypatch):
 
 def test_closed_connections_are_logged_in_one_line(caplog):
     before = logging.getLogRecordFactory()
-    security._one_line_for_closed_connections()
+    security.one_line_for_closed_connections()
     try:
         logger = logging.getLogger("tornado.application")
         with caplog.at_level(logging.ERROR):

@@ -21,6 +21,8 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
+from app.components.browser import module
+
 MARKER = "lineare-later"                      # the class of a section's marker, until it is made
 # kept on the page's Document itself (freed with it): its Later sections, and what the page's frame does to
 # each part of the page (app/shell.py)
@@ -36,34 +38,7 @@ class Near(JSComponent):
 
     BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/server/websocket.py)
 
-    _esm = """
-    export function render({ model, el }) {
-      const block = document.createElement("div")
-      el.appendChild(block)
-      const fit = () => {
-        const points = model.heights, width = el.clientWidth
-        let height = points[points.length - 1][1]
-        for (let i = 0; i < points.length; i++) {
-          const [w, h] = points[i]
-          if (width <= w) {
-            const [w0, h0] = i === 0 ? [w, h] : points[i - 1]
-            height = w === w0 ? h : h0 + (h - h0) * (width - w0) / (w - w0)
-            break
-          }
-        }
-        block.style.height = `${Math.round(height)}px`
-      }
-      fit()
-      const sizes = new ResizeObserver(fit)
-      sizes.observe(el)
-      model.on("heights", fit)
-      const observer = new IntersectionObserver((entries) => {
-        if (entries.some((entry) => entry.isIntersecting)) { observer.disconnect(); model.seen = true }
-      }, { rootMargin: "100% 0px" })
-      observer.observe(el)
-      model.on("remove", () => { observer.disconnect(); sizes.disconnect() })
-    }
-    """
+    _esm = module("near")
 
 
 class Later(pn.viewable.Viewer):

@@ -5,7 +5,7 @@ keeps its pages, since they stay visible."""
 import param
 from panel.custom import JSComponent
 
-BEAT_MS = 60_000
+from app.components.browser import module
 
 
 class Presence(JSComponent):
@@ -13,10 +13,4 @@ class Presence(JSComponent):
 
     BROWSER_WRITES = ("seen",)                # what the server accepts from the browser (app/server/websocket.py)
 
-    _esm = """
-    export function render({ model }) {
-      const beat = () => { if (document.visibilityState === "visible") { model.seen = model.seen + 1 } }
-      const timer = setInterval(beat, BEAT_MS)
-      model.on("remove", () => clearInterval(timer))
-    }
-    """.replace("BEAT_MS", str(BEAT_MS))
+    _esm = module("presence")                # beats once a minute (BEAT_MS there)

@@ -14,6 +14,7 @@ from bokeh.models import Button, CustomJS, Div, Slider, Toggle
 from bokeh.resources import Resources
 from PIL import Image
 
+from app.components.browser import callback
 from app.components.text import to_html
 from app.i18n import _
 
@@ -37,26 +38,8 @@ STYLE = """<style>
 body { font-family: "DejaVu Sans", sans-serif; color: #1f2933; margin: 16px; }
 </style>"""
 
-# the player: show frame t (picture, caption, step), or play on at `fps` until the last frame
+# the player's picture (its code: app/js/callbacks/lesson_*.js)
 IMAGE = '<img src="{src}" alt="{alt}" style="width:100%;height:auto;display:block" data-frame="{t}">'
-SHOW = """
-const t = Math.round(slider.value)
-picture.text = image.replace("{src}", frames[t]).replace("{t}", t)
-caption.text = captions[t]
-where.text = step_text.replace("{t}", t + 1).replace("{n}", frames.length)
-document.body.dataset.lineareFrame = String(t)
-"""
-PLAY = """
-if (window.lineareClock) { clearInterval(window.lineareClock); window.lineareClock = null }
-if (!toggle.active) { toggle.label = "▶ " + words.play; return }
-toggle.label = "❚❚ " + words.pause
-if (slider.value >= slider.end) { slider.value = slider.start }
-window.lineareClock = setInterval(() => {
-  if (slider.value >= slider.end) { toggle.active = false; return }
-  slider.value = slider.value + 1
-}, 1000 / fps)
-"""
-STEP = "toggle.active = false; slider.value = Math.min(Math.max(slider.value + delta, slider.start), slider.end)"
 
 
 def data_url(image):
@@ -91,11 +74,12 @@ def lesson_html(page, images, fps, budget):
     forward = Button(label=_("Forward") + " ▶", width=120)
     show = CustomJS(args=dict(slider=slider, picture=picture, caption=caption, where=where, frames=frames,
                               captions=captions, step_text=_("Step {t} of {n}"),
-                              image=IMAGE.replace("{alt}", html.escape(page.title()))), code=SHOW)
+                              image=IMAGE.replace("{alt}", html.escape(page.title()))), code=callback("lesson_show"))
     slider.js_on_change("value", show)
-    toggle.js_on_change("active", CustomJS(args=dict(toggle=toggle, slider=slider, fps=fps, words=words), code=PLAY))
-    back.js_on_event("button_click", CustomJS(args=dict(toggle=toggle, slider=slider, delta=-1), code=STEP))
-    forward.js_on_event("button_click", CustomJS(args=dict(toggle=toggle, slider=slider, delta=1), code=STEP))
+    play, step = callback("lesson_play"), callback("lesson_step")
+    toggle.js_on_change("active", CustomJS(args=dict(toggle=toggle, slider=slider, fps=fps, words=words), code=play))
+    back.js_on_event("button_click", CustomJS(args=dict(toggle=toggle, slider=slider, delta=-1), code=step))
+    forward.js_on_event("button_click", CustomJS(args=dict(toggle=toggle, slider=slider, delta=1), code=step))
     layout = column(heading, explanation, row(back, toggle, forward, slider, where), picture, caption)
     document = file_html(layout, resources=OwnScripts(mode="inline"), title=f"Lineare · {page.title()}")
     document = document.replace('<html lang="en">', f'<html lang="{page.language}">', 1)

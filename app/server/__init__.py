@@ -1,6 +1,10 @@
-"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring states what it keeps):
+"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring says what it
+keeps):
 
-- `building`: pages built on a thread of their own, the cap on builds waiting, and the build patches;
+- `patches`: the list of every replacement of a Panel, Bokeh, param or Tornado internal made here (`python -m app
+  --patches`), installed only on a tested set of versions and only where each target is what it expects;
+- `building`: pages built on a thread of their own, the cap on builds waiting;
+- `speedups`: cheaper page builds (the same documents for less CPU);
 - `websocket`: what a visitor's websocket may change (the allow-list), idle connections closed;
 - `security`: signed session ids, refused client-chosen script addresses, the security headers
   (`security-headers.conf`, which the hosted mode's nginx includes too);

@@ -104,8 +104,17 @@ def drop_client_bokeh_arguments(request):
 
 
 def install():
-    """Patch Bokeh's page and websocket handlers (Panel's inherit them), Tornado's default headers and
-    the log records."""
+    """Every patch of this module (app/server/patches.py lists them) and the one-line log of closed connections."""
+    refuse_malformed_tokens()
+    drop_client_urls()
+    keep_kept_sessions()
+    send_security_headers()
+    one_line_for_closed_connections()
+
+
+def refuse_malformed_tokens():
+    """Patch Bokeh's page and websocket handlers (Panel's inherit them): a malformed token gets a 400 page or a
+    closed socket and one log line."""
     from bokeh.protocol.exceptions import ProtocolError
     from bokeh.server.views.session_handler import SessionHandler
     from bokeh.server.views.ws import WSHandler
@@ -133,28 +142,38 @@ def install():
             log.warning("websocket %s refused: %s", self.request.path, error)
             return None
 
-    prepare = SessionHandler.prepare
-
-    async def prepare_without_client_urls(self):
-        drop_client_bokeh_arguments(self.request)       # before Panel copies the arguments into the token
-        return await prepare(self)
-
     checked_get_session.lineare = True
     SessionHandler.get_session, WSHandler.open = checked_get_session, checked_open
+
+
+def drop_client_urls():
+    """Patch Bokeh's page handler: the bokeh-* arguments a link may not choose are dropped before Panel copies the
+    arguments into the token."""
+    from bokeh.server.views.session_handler import SessionHandler
+
+    prepare = SessionHandler.prepare
+    if getattr(prepare, "lineare", False):
+        return
+
+    async def prepare_without_client_urls(self):
+        drop_client_bokeh_arguments(self.request)
+        return await prepare(self)
+
+    prepare_without_client_urls.lineare = True
     SessionHandler.prepare = prepare_without_client_urls
-    _security_headers_on_every_answer()
-    _kept_sessions_kept()
-    _one_line_for_closed_connections()
 
 
-def _kept_sessions_kept():
-    """Panel's DocHandler.get makes the kept session on a page's first GET and hands that GET its token;
-    later GETs get a new session id. Made here before Panel's get, the first GET is a later one too."""
+def keep_kept_sessions():
+    """Patch Panel's page handler. Panel's DocHandler.get makes the kept session on a page's first GET and hands
+    that GET its token; later GETs get a new session id. Made here before Panel's get, the first GET is a later one
+    too."""
     from panel.config import config
     from panel.io.server import DocHandler
     from panel.io.state import state
 
     get = DocHandler.get
+    if getattr(get, "lineare", False):
+        return
 
     async def get_without_the_kept_session(self, *args, **kwargs):
         path = self.request.path
@@ -172,24 +191,32 @@ def _kept_sessions_kept():
                     self.request.headers["Bokeh-Session-Id"] = header
         return await get(self, *args, **kwargs)
 
+    get_without_the_kept_session.lineare = True
     DocHandler.get = get_without_the_kept_session
 
 
-def _security_headers_on_every_answer():
+def send_security_headers():
+    """Patch Tornado's base handler: every answer carries security-headers.conf's headers."""
     from tornado.web import RequestHandler
 
     headers, default = security_headers(), RequestHandler.set_default_headers
+    if getattr(default, "lineare", False):
+        return
 
     def set_default_headers(self):
         default(self)
         for name, value in headers.items():
             self.set_header(name, value)
 
+    set_default_headers.lineare = True
     RequestHandler.set_default_headers = set_default_headers
 
 
-def _one_line_for_closed_connections():
+def one_line_for_closed_connections():
+    """Errors of connections that went away, in one line (a log record factory: Python's public hook, no patch)."""
     make = logging.getLogRecordFactory()
+    if getattr(make, "lineare", False):
+        return
 
     def factory(*args, **kwargs):
         record = make(*args, **kwargs)
@@ -200,4 +227,5 @@ def _one_line_for_closed_connections():
             record.exc_info = record.exc_text = None
         return record
 
+    factory.lineare = True
     logging.setLogRecordFactory(factory)

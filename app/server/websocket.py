@@ -6,7 +6,8 @@ document). A browser of ours only ever sends:
 - a widget's value (`value`, `value_throttled`, `value_input`, `active`, `clicks`), checked here against
   the widget's own bounds, options or labels before Panel sees it;
 - what our own browser components write (`BROWSER_WRITES` of a JSComponent: the frame the download
-  section reads, the page's sign of life);
+  section reads, the page's sign of life), each value of the shape the component's `browser_accepts` asks for
+  where it declares one (a live class's phone and projector);
 - the label Panel's DiscreteSlider writes above its slider (a Div's text);
 - the browser's own state: the page's URL (Location), the browser's settings (BrowserInfo), a plot's
   measured size, ranges and selection (pan, zoom, hover), a card folded or a tab chosen;
@@ -25,7 +26,8 @@ open page sends a sign of life once a minute while it is visible (app/components
 class listening to its teacher keeps its pages and a tab left in the background or a script holding
 a place is let go.
 
-`install()` replaces `WSHandler.on_message` (Bokeh's logs a failing message in full with its traceback,
+`install_allow_list()` replaces `WSHandler.on_message` and `on_pong` (listed in app/server/patches.py; Bokeh's
+logs a failing message in full with its traceback,
 Panel and Tornado log it again, and the ERROR reply carries the traceback) by `on_message` below.
 """
 import json
@@ -74,8 +76,8 @@ def _names(model):
     return {cls.__name__ for cls in type(model).__mro__}
 
 
-def _browser_writes(model):
-    """The attributes a JSComponent's browser code writes, if `model` is such a component's data model."""
+def _component(model):
+    """The JSComponent class whose data model `model` is, or None."""
     from panel.custom import ReactiveESM
 
     stack = list(ReactiveESM.__subclasses__())
@@ -83,8 +85,20 @@ def _browser_writes(model):
         component = stack.pop()
         stack.extend(component.__subclasses__())
         if getattr(component, "_data_model", None) is type(model):
-            return frozenset(getattr(component, "BROWSER_WRITES", ()))
-    return frozenset()
+            return component
+    return None
+
+
+def _browser_writes(model):
+    """The attributes a JSComponent's browser code writes, if `model` is such a component's data model."""
+    return frozenset(getattr(_component(model), "BROWSER_WRITES", ()))
+
+
+def browser_value_ok(model, attr, new):
+    """A component that declares `browser_accepts(attr, value)` (the shape of what its browser code writes, e.g.
+    a live class's phone) has each value checked by it here, before Panel applies anything."""
+    accepts = getattr(_component(model), "browser_accepts", None) if "DataModel" in _names(model) else None
+    return accepts is None or bool(accepts(attr, new))
 
 
 def _plain(value, depth=0):
@@ -183,7 +197,7 @@ def check_event(event, document):
     if not allowed_change(model, attr, document):
         raise Refused(f"{type(model).__name__}.{short(attr, 40)}")
     new = event.get("new")
-    if not _plain(new) or not within_bounds(model, attr, new):
+    if not _plain(new) or not within_bounds(model, attr, new) or not browser_value_ok(model, attr, new):
         raise Refused(f"{type(model).__name__}.{short(attr, 40)} = {short(new, 40)}")
 
 
@@ -336,18 +350,29 @@ class OneLine(logging.Filter):
 _pong = None
 
 
-def install(idle_s=IDLE_S):
-    """Put `on_message` in place of Bokeh's, close connections idle for `idle_s`; failed session
-    callbacks in one line."""
-    global IDLE_S, _pong
+def install(idle_s=IDLE_S, allow_list=True):
+    """Close connections idle for `idle_s`; failed session callbacks in one line (Panel's exception handler and a
+    log filter: public hooks); `allow_list`: put `on_message` in place of Bokeh's (install_allow_list)."""
+    global IDLE_S
     import panel as pn
-    from bokeh.server.views.ws import WSHandler
 
     IDLE_S = idle_s
+    pn.config.exception_handler = failed_callback
+    panel_log = logging.getLogger("panel.reactive")
+    if not any(isinstance(one, OneLine) for one in panel_log.filters):
+        panel_log.addFilter(OneLine())
+    if allow_list:
+        install_allow_list()
+
+
+def install_allow_list():
+    """Patch Bokeh's WSHandler: `on_message` and `on_pong` below in place of Bokeh's (Bokeh's logs a failing
+    message in full with its traceback, Panel and Tornado log it again, and the ERROR reply carries the
+    traceback)."""
+    global _pong
+    from bokeh.server.views.ws import WSHandler
+
     if WSHandler.on_message is on_message:
         return
     _pong = WSHandler.on_pong
     WSHandler.on_message, WSHandler.on_pong = on_message, on_pong
-    pn.config.exception_handler = failed_callback
-    logging.getLogger("panel.reactive").addFilter(OneLine())
-

@@ -9,6 +9,7 @@ from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, HoverTool, Le
                           Range1d)
 from bokeh.palettes import Viridis256
 
+from app.components.browser import callback
 from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, new_figure, style_figure
 from app.components.text import SCROLL_BOX_CSS, scroll_box
 from app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
@@ -113,9 +114,7 @@ class CountPicture:
         self.figure = style_figure(new_figure(title=title, width=width, height=height, x_axis_type="log",
                                           y_axis_type="log", x_range=Range1d(10, 30_000), y_range=Range1d(1e3, 1e12)),
                                    _("sequence length T"), _("multiply-adds per run (counted)"))
-        self.figure.yaxis.formatter = CustomJSTickFormatter(code="""
-            const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
-            return "10" + String(Math.round(Math.log10(tick))).split("").map(c => digits[+c]).join("")""")
+        self.figure.yaxis.formatter = CustomJSTickFormatter(code=callback("powers_of_ten"))
         self.sources = {form: ColumnDataSource({"T": [], "count": []}) for form in FORMS}
         items = []
         for form in FORMS:

@@ -6,6 +6,7 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
+from app.components.browser import callback
 from app.components.controls import sidebar_label
 from app.components.later import Later, SectionPart, in_section
 from app.components.player import Player
@@ -342,8 +343,9 @@ class CostSection(LowerSection):
                          "start-up price, so the lines start flat."),
             superiore=_("«Counted: multiply-adds»: per head, the leading terms of each algorithm (recurrent "
                         "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
-                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
-                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "correction, in DeltaNet, Gated DeltaNet and RWKV-7, makes the recurrent $3 T d^2$ ($4 T "
+                        "d^2$ for RWKV-7), and its triangular systems make the parallel and chunked forms "
+                        "$8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
                         "PyTorch's FLOP counter on the engine. «Measured cost of the three forms»: "
                         "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "
@@ -404,14 +406,7 @@ def show_matrix(picture, matrix, limit):
 def powers_of_ten():
     """Tick labels of tiny differences as 5,0 · 10⁻⁶ in the page's number format (Bokeh's own wrote 5.0e-6 and
     0.0e+0 on Italian pages too)."""
-    return CustomJSTickFormatter(args={"locale": browser_locale()}, code="""
-        if (tick === 0) { return "0" }
-        const power = Math.floor(Math.log10(Math.abs(tick)))
-        const digits = {"-": "⁻", "0": "⁰", "1": "¹", "2": "²", "3": "³", "4": "⁴", "5": "⁵", "6": "⁶", "7": "⁷",
-                        "8": "⁸", "9": "⁹"}
-        const mantissa = (tick / 10 ** power).toLocaleString(locale, {minimumFractionDigits: 1,
-                                                                      maximumFractionDigits: 1})
-        return mantissa + " · 10" + String(power).split("").map(c => digits[c]).join("")""")
+    return CustomJSTickFormatter(args={"locale": browser_locale()}, code=callback("small_numbers"))
 
 
 build = FormsView.build

@@ -11,6 +11,7 @@ from bokeh.core.properties import value
 from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, FixedTicker, HoverTool, Legend,
                           LegendItem, Range1d, Span)
 
+from app.components.browser import callback
 from app.components.curves import BLUE, VERMILLION
 from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize, set_frame,
                                   new_figure, style_figure)
@@ -137,10 +138,4 @@ class CostPicture:
 def powers_of_ten():
     """10⁴, 10⁶ …: a count's size at a glance, the same in every language (a new model per figure: a
     Bokeh model belongs to one document, and every visitor's page is a document of its own)."""
-    return CustomJSTickFormatter(code=_POWERS_OF_TEN)
-
-
-_POWERS_OF_TEN = """
-    const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
-    const exponent = String(Math.round(Math.log10(tick)))
-    return "10" + [...exponent].map(c => digits[Number(c)]).join("")"""
+    return CustomJSTickFormatter(code=callback("powers_of_ten"))
