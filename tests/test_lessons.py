@@ -592,6 +592,12 @@ def test_every_card_holds_its_answer_back_until_the_student_has_acted(slug, numb
         assert [a for a in answers if a in before] == [], "the answer is on the page before the action"
         assert [r for r in series if rows(r) or r.visible] == [], "a held-back series is sent"
         stand_ins = {r: r.data_source for r in series}
+        if card.guess is not None:                     # a live class's projector finds the picture to overlay
+            from app.classroom.projector import describe, guess_figure
+            from app.lessons import parts
+            figure, along = guess_figure(card, view)
+            assert figure is parts(view, [card.guess.picture])[0] and along == card.guess.along
+            assert describe(slug, number, card, figure, along)["guess"]["along"] == along
         widget.chosen = 0                                              # a choice alone answers nothing yet
         if card.at is not None or card.guess is not None:
             assert not widget.acted and [a for a in answers if a in shown_text(view, frame=0)] == []

@@ -248,8 +248,10 @@ export function render({ model, el, view }) {
     const shown = document.body.dataset.lineareFrame
     return shown === undefined ? 0 : Number(shown)
   }
+  let told = false                   // the choice came from the server (a live class's Reveal on the projector)
   function verdict() {
     if (chosen === null || !model.acted || model.stale) { return }
+    if (told && model.at >= 0 && frame() < model.at) { return }      // once ▶ has played up to the card's frame
     const right = chosen === model.correct
     observe.className = "observe " + (right ? "right" : "wrong")
     const said = right ? w.right : w.wrong
@@ -289,20 +291,26 @@ export function render({ model, el, view }) {
   check.onclick = () => { if (sendSketch()) { sketch.hidden = true } }
   check.disabled = true
 
+  // the choice `i` pressed on the card (by the student, or by the server)
+  function pick(i) {
+    chosen = i
+    Array.from(choices.children).forEach((other, j) => {
+      other.setAttribute("aria-pressed", String(j === i))
+      if (j === i) { other.dataset.keys = "player" } else { delete other.dataset.keys }
+    })
+    card.classList.add("folded")
+    // an ellipsis where the folded question is cut (not under one that fits)
+    requestAnimationFrame(() => prompt.classList.toggle("cut", prompt.scrollHeight > prompt.clientHeight + 1))
+  }
+  let lastFrame = -Infinity          // when the player last drew a frame (it is playing if that was just now)
+
   model.choices.forEach((text, i) => {
     const b = document.createElement("button")
     b.type = "button"; b.innerHTML = text; b.setAttribute("aria-pressed", "false")
     b.onclick = () => {
       const first = chosen === null
-      chosen = i
+      pick(i)
       model.chosen = i
-      for (const other of choices.children) {
-        other.setAttribute("aria-pressed", String(other === b))
-        if (other === b) { other.dataset.keys = "player" } else { delete other.dataset.keys }
-      }
-      card.classList.add("folded")
-      // an ellipsis where the folded question is cut (not under one that fits)
-      requestAnimationFrame(() => prompt.classList.toggle("cut", prompt.scrollHeight > prompt.clientHeight + 1))
       if (first) { bringAgain() }
       if (model.acted) { verdict(); return }
       // the action still to come: what to do, said once
@@ -325,7 +333,9 @@ export function render({ model, el, view }) {
   })
   prompt.onclick = () => card.classList.toggle("folded")          // a phone's folded question, unfolded
   const onFrame = (event) => {
+    lastFrame = performance.now()
     where.textContent = (w.step_of || "").replace("{t}", event.detail.t + 1).replace("{n}", event.detail.length)
+    if (told && model.acted && observe.hidden) { verdict() }
     if (chosen === null || model.acted) { return }
     // a sketch made for a run goes in when the run starts to play
     if (sketching && !sent && startFrame !== null && event.detail.t !== startFrame && sendSketch()) {
@@ -346,6 +356,19 @@ export function render({ model, el, view }) {
     if (model.acted) { bringAgain() }
   })
   model.on("differ", verdict)
+  // a live class's Reveal chooses on the projector's card as the student would (app/classroom/projector.py): the
+  // choice pressed, ▶ pressed on a card played up to a frame (unless the player is playing), and the verdict once
+  // the page is given back
+  model.on("chosen", () => {
+    if (model.chosen < 0 || model.chosen === chosen) { return }
+    told = true
+    pick(model.chosen)
+    press.hidden = keys.hidden = sketch.hidden = true
+    if (model.at >= 0 && frame() < model.at && performance.now() - lastFrame > 300) {
+      document.dispatchEvent(new KeyboardEvent("keydown", {key: " ", code: "Space", bubbles: true}))
+    }
+    verdict()
+  })
   model.on("stale", () => {
     stale.hidden = !model.stale
     if (model.stale) { observe.hidden = true; press.hidden = keys.hidden = sketch.hidden = true } else { verdict() }
