@@ -2,7 +2,7 @@
 one way to another, every column may fade at its own speed, and what is left between them is rounding.
 Answers are read off the page's store (model.FormsStore: its Comparison; not the measured cost, which
 comes later and only on request)."""
-from app.cards import Card
+from app.cards import Card, plain
 from app.i18n import N_, _, ngettext
 
 FORMS = {"variant": "retnet", "T": "64", "chunk": "16", "seed": "0", "t": "0"}
@@ -43,6 +43,12 @@ def _worst_said(store, dtype="float32"):
     return [scientific(_worst(store, dtype))]
 
 
+def _same_said(store):
+    """The largest difference, and the page's introduction, whose heading says the three ways answer the same."""
+    from app.dashboards.parallel_recurrent.view import INTRO_PLAIN
+    return [*_worst_said(store), plain(_(INTRO_PLAIN))]
+
+
 def _chunked_title(store):
     """The chunked strip's title at the first step (how many words it has answered)."""
     from app.dashboards.parallel_recurrent.model import answered
@@ -51,9 +57,10 @@ def _chunked_title(store):
     return [FormsView._strip_title("chunked", T, C, int(answered("chunked", T, C)[0]))]
 
 
-# cards 1 and 3 ask whether the strips agree: the words that say so, and the differences further down (the
-# magnified difference's scale, the table), wait until the chunked way has answered every word
-COMPARED = ("point", "outputs_text", "differences", "differences.table")
+# cards 1 and 3 ask whether the strips agree: the words that say so (the introduction's heading too), and the
+# differences further down (the magnified difference's scale, the table), wait until the chunked way has answered
+# every word
+COMPARED = ("point", "intro", "outputs_text", "differences", "differences.table")
 
 
 def _steps_of(store, form):
@@ -94,7 +101,7 @@ CARDS = (
                    "have answered, are their answers the same?"),
          choices=SAME, correct=_same, at=_all_answered,
          press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text,
-         hides=COMPARED, look=("strips",), answer=_worst_said),
+         hides=COMPARED, look=("strips",), answer=_same_said),
     Card(setup={**FORMS, "chunk": "64"},
          prompt=N_("Now each block is as long as the whole text: 64 words. Which way does the chunked way "
                    "become?"),
@@ -105,7 +112,7 @@ CARDS = (
                    "per column. Does it still give the same answers as the recurrent way?"),
          choices=SAME, correct=_same, at=_all_answered,
          press=N_("Press ▶ Play and compare the strips again."), observe=_same_text,
-         hides=COMPARED, look=("strips",), answer=_worst_said),
+         hides=COMPARED, look=("strips",), answer=_same_said),
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),

@@ -70,8 +70,10 @@ def _same_said(store):
 
 
 def _size_said(store):
-    from app.dashboards.take_away_softmax.texts import MEMORY_HELP, POINT
-    return [plain(_(MEMORY_HELP["linear", "elementare"])), plain(_(POINT["linear", "elementare"]))]
+    """The words under the summary's picture, the page's point, and the trade-off (a memory that never grows)."""
+    from app.dashboards.take_away_softmax.texts import MEMORY_HELP, POINT, TRADE_OFF
+    return [plain(_(MEMORY_HELP["linear", "elementare"])), plain(_(POINT["linear", "elementare"])),
+            plain(_(TRADE_OFF["elementare"]))]
 
 
 def _table_curve(store):
@@ -124,7 +126,7 @@ CARDS = (
          prompt=N_("While the 8 words go by, what does the summary (state) do?"),
          choices=SIZE, correct=_size, at=lambda store: store.run.length - 1,
          press=N_("Press ▶ Play and watch the picture «Summary: S and z»."), observe=_size_text,
-         hides=("point", "memory_help"), look=("memory",), answer=_size_said),
+         hides=("point", "memory_help", "trade_off"), look=("memory",), answer=_size_said),
     Card(setup={**SENTENCE, "T": "1024", "d": "64"},
          prompt=N_("A text of 1,024 words, with labels of 64 numbers. Which order does less work: the table first "
                    "(who looks at whom), or the summary first?"),

@@ -101,7 +101,8 @@ class SoftmaxView(DashboardView):
         return {"point": [self.point], "caption": [self.caption], "player": [self.player],
                 "table": [self.cards["table"]], "table.cells": self.table.drawn, "memory": [self.cards["memory"]],
                 "memory_help": [self.memory_help], "cost": [self.cards["cost"]], "cost.figure": [self.cost.figure],
-                "cost.table": self.cost.drawn["parallel"], "counts": [self.counts], "cost_help": [self.cost_help]}
+                "cost.table": self.cost.drawn["parallel"], "counts": [self.counts], "cost_help": [self.cost_help],
+                "trade_off": [self.trade_off]}
 
     def __panel__(self):
         # the trade-off beside the pictures on a wide screen, under them on a projector
