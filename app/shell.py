@@ -52,6 +52,8 @@ SHELL_CSS = """
 # presenter mode: the sidebar starts folded and the texts are a quarter larger (a projector at the back of a
 # classroom; our stylesheets scale their type by --lineare-scale); the ☰ button still opens the sidebar, a
 # quarter wider too (its 20 px choices fit)
+PRESENTER_SCALE = 1.25          # presenter mode's type, and the pictures' widths with it (PRESENT_CSS, `grown`)
+PRESENTER_TALLER = 1.1          # and their heights
 PRESENT_CSS = SHELL_CSS + """
 :root { --lineare-scale: 1.25; }
 html:root { --sidebar-width: 425px; }     /* over the template's own :root, which comes later */
@@ -120,8 +122,11 @@ def shell(session, slug, content: Page, card=None, live=None):
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
     accessible_widgets([level, *content.controls, main])
+    if session.present:
+        grown([main])
     when_built(pn.state.curdoc, lambda section: (without_doc_tooltips(session, [section]),
-                                                 accessible_widgets([section])))
+                                                 accessible_widgets([section]),
+                                                 grown([section]) if session.present else None))
     return template
 
 
@@ -145,6 +150,29 @@ def frame_html(session, slug):
             f'<p class="lineare-side-label" id="lineare-laboratories-label">{html.escape(laboratories)}</p>'
             f'{navigation(session, slug)}<p class="lineare-side-label">{html.escape(level)}</p></div>')
     return {"header": header, "sidebar": side}
+
+
+def grown(parts, wider=PRESENTER_SCALE, taller=PRESENTER_TALLER):
+    """Presenter mode: every fixed width of the page's parts as much larger as its type (its pictures, and the
+    columns and texts laid out beside them), so that a picture's words still fit it and the pictures use the width
+    the folded sidebar leaves; heights a little larger (a picture a lesson card asks about, under the card, still
+    fits a projector's 768 px)."""
+    from bokeh.models import Legend, Plot
+
+    scale = {"width": wider, "min_width": wider, "max_width": wider, "height": taller}
+    # a picture with a legend of one column under it (its labels wrap into lines as much larger as the type): as
+    # much taller, or the legend's lines take the room of the curves
+    listed = {**scale, "height": wider}
+    for part in pn.Column(*parts).select(pn.viewable.Viewable):
+        figure = part.object if isinstance(part, pn.pane.Bokeh) else None
+        for owner in (part, figure) if isinstance(figure, Plot) else (part,):
+            one_column = isinstance(owner, Plot) and any(legend.ncols == 1 for legend in owner.below
+                                                         if isinstance(legend, Legend))
+            times_of = listed if one_column else scale
+            sizes = {name: round(getattr(owner, name) * times) for name, times in times_of.items()
+                     if isinstance(getattr(owner, name, None), (int, float)) and getattr(owner, name) > 0}
+            if sizes:
+                owner.update(**sizes) if isinstance(owner, Plot) else owner.param.update(**sizes)
 
 
 def without_doc_tooltips(session, parts):

@@ -54,6 +54,8 @@ def test_every_card_has_an_answer_and_says_what_happened(slug, number):
     assert 2 <= len(card.choices) <= 4 and 0 <= card.correct(store) < len(card.choices)
     if card.at is not None:
         assert 0 <= card.at(store) < FRAMES[slug](store) and card.press
+    if card.guess is not None:
+        assert card.press and card.look
     observed = {}
     for lang in ("it", "en"):
         with language(lang):
@@ -467,107 +469,235 @@ VIEWS = {"softmax": "app.dashboards.take_away_softmax.view:SoftmaxView",
          "state": "app.dashboards.state_fills_up.view:StateView",
          "transition": "app.dashboards.transition.view:TransitionView",
          "memory-fails": "app.dashboards.memory_fails.view:MemoryView",
-         "parallel-recurrent": "app.dashboards.parallel_recurrent.view:FormsView"}
+         "parallel-recurrent": "app.dashboards.parallel_recurrent.view:FormsView",
+         "architectures": "app.dashboards.architectures.view:ArchitecturesView"}
+_STORES = {}
 
 
-def card_on_its_page(slug, number, session=None):
-    """(card widget, page view, store) as app.shell builds them for ?lesson=slug&card=number."""
+def page_view(slug, number, session):
+    """The page's view for card `number`'s settings (its store made once per card: it does not depend on the
+    language), as app.shell builds it."""
     import importlib
 
-    from app.lessons import lesson_card
     module, name = VIEWS[slug].split(":")
-    session = session or Session(language="en", lesson=slug, card=number)
-    store, _values = store_for(slug, LESSONS[slug][number - 1])
-    view = getattr(importlib.import_module(module), name)(store=store, session=session)
+    if (slug, number) not in _STORES:
+        _STORES[slug, number] = store_for(slug, LESSONS[slug][number - 1])[0]
+    store = _STORES[slug, number]
+    return getattr(importlib.import_module(module), name)(store=store, session=session), store
+
+
+def card_on_its_page(slug, number, session=None, lang="en"):
+    """(card widget, page view, store) as app.shell builds them for ?lesson=slug&card=number."""
+    from app.lessons import lesson_card
+    session = session or Session(language=lang, lesson=slug, card=number)
+    view, store = page_view(slug, number, session)
     return lesson_card(session, store, view), view, store
 
 
-def shown_text(thing):
-    """The texts a visitor sees of a Panel object (its hidden parts left out), Bokeh notes included."""
-    import panel as pn
-    from bokeh.models import Label
+def _strip_future(html_text, t):
+    """A token strip as the browser shows it at frame t: the answers under later tokens are not shown."""
+    import re
+    return re.sub(r'(data-step="(\d+)"[^>]*>(?:(?!data-step).)*?<span class="answer">)(.*?)(</span></div>)',
+                  lambda m: m.group(1) + (m.group(3) if int(m.group(2)) <= t else "") + m.group(4), html_text)
 
+
+def figure_text(figure, frame):
+    """What a figure shows in words: titles (a per-frame title at `frame`), axis names and tick labels, notes,
+    legend entries, hover labels, and the words its visible series write (their rows at the frame shown)."""
+    from bokeh.models import (Axis, GlyphRenderer, HoverTool, IndexFilter, Label, Legend, Text, Title)
+
+    from app.components.plots import TEXT_TAG
+    words = []
+    for model in {*figure.select({"type": Title}), figure.title} - {None}:
+        if model.visible:
+            tags = model.tags or []
+            words.append(tags[1][min(frame, len(tags[1]) - 1)] if tags[:1] == [TEXT_TAG] and tags[1] else model.text)
+    for axis in figure.select({"type": Axis}):
+        if axis.visible:
+            words += [axis.axis_label or "", *map(str, (axis.major_label_overrides or {}).values())]
+    words += [label.text for label in figure.select({"type": Label}) if label.visible]
+    for legend in figure.select({"type": Legend}):
+        words += [str(item.label.get("value", "")) if isinstance(item.label, dict) else str(item.label)
+                  for item in legend.items if item.visible and legend.visible]
+    for tool in figure.select({"type": HoverTool}):
+        words += [label for label, _field in (tool.tooltips or [])] if isinstance(tool.tooltips, list) else []
+    for renderer in figure.select({"type": GlyphRenderer}):
+        if not renderer.visible or not isinstance(renderer.glyph, Text):
+            continue
+        column = renderer.glyph.text if isinstance(renderer.glyph.text, str) else None
+        data = renderer.data_source.data.get(column, []) if column else []
+        shown = renderer.view.filter.indices if isinstance(renderer.view.filter, IndexFilter) else range(len(data))
+        words += [str(data[i]) for i in shown if i < len(data)]
+    return " ".join(str(w).replace("\n", " ") for w in words)
+
+
+def shown_text(thing, frame=0):
+    """The texts a visitor sees of a Panel object at the player's `frame` (its hidden parts left out), the words
+    of its pictures included, as plain text."""
+    import panel as pn
+
+    from app.cards import plain
+    from app.components.later import Later
     from app.components.player import FrameText
+    if isinstance(thing, Later):
+        return shown_text(thing.__panel__(), frame)
     if isinstance(thing, pn.viewable.Viewer):
-        return shown_text(thing.__panel__())
+        return shown_text(thing.__panel__(), frame)
     if not thing.visible or thing.styles.get("visibility") == "hidden":
         return ""
     if isinstance(thing, FrameText):
-        return thing.html + (thing.frames[min(thing.value, len(thing.frames) - 1)] if thing.frames else "")
+        now = thing.frames[min(frame, len(thing.frames) - 1)] if thing.frames else ""
+        return plain(_strip_future(thing.html, frame) + " " + now) if thing.html or now else ""
     if isinstance(thing, pn.pane.Bokeh):
-        return " ".join(label.text.replace("\n", " ") for label in thing.object.select(Label) if label.visible)
+        return figure_text(thing.object, frame)
     if hasattr(thing, "objects"):
-        return " ".join(shown_text(part) for part in thing.objects)
-    return thing.object if isinstance(getattr(thing, "object", None), str) else ""
+        return " ".join(shown_text(part, frame) for part in thing.objects)
+    text = thing.object if isinstance(getattr(thing, "object", None), str) else ""
+    return plain(text) if text else ""
 
 
 def whole(view):
     """`view` with its sections below the first screen made (app/components/later.py), as a visitor who
-    scrolls to them sees it."""
+    scrolls to them sees it (those of the page's parts too: the two bills' measured times)."""
+    import panel as pn
+
     from app.components.later import Later
 
-    for value in vars(view).values():
-        for thing in value if isinstance(value, (list, tuple)) else [value]:
-            if isinstance(thing, Later):
-                thing.section()
+    def make(owner, depth):
+        for value in list(vars(owner).values()):
+            for thing in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(thing, Later):
+                    thing.section()
+                elif isinstance(thing, pn.viewable.Viewer) and depth < 2 and not isinstance(thing, Session):
+                    make(thing, depth + 1)
+    make(view, 0)
     return view
 
 
-# (slug, card): what on the page states the card's answer, written for the card's own run
-GIVEN_AWAY = {("softmax", 2): lambda store: ["The same numbers", "equals the answer from the table"],
-              ("softmax", 3): lambda store: ["the summary never grows"],
-              ("two-bills", 1): lambda store: [f"from token {store.result.crossing} the cache is bigger",
-                                               f"from token {store.result.crossing} on"],
-              ("two-bills", 2): lambda store: ["twice the text is four times the work"],
-              ("two-bills", 3): lambda store: ["Typical time per token"],
-              ("two-bills", 4): lambda store: ["The weights of Llama-3.1-8B take 16.1 GB", "outgrows them"],
-              ("state", 1): lambda store: ["Answer for"],          # the read-out reads back a written number
-              ("state", 2): lambda store: ["Answer for"],
-              ("state", 3): lambda store: ["new information replaces the old", "Answer for"],
-              ("state", 4): lambda store: ["Answer for"],
-              ("parallel-recurrent", 1): lambda store: ["the strips are the same, up to rounding",
-                                                        "they look the same, because they are the same"],
-              ("parallel-recurrent", 3): lambda store: ["they look the same, because they are the same"],
-              ("parallel-recurrent", 4): lambda store: ["float64", "what is left is rounding"],
-              ("memory-fails", 1): lambda store: ["stays at zero up to 16 pairs", "(16 here, dotted line)"],
-              **{("memory-fails", n): lambda store: ["stays at zero up to 16 pairs", "of the answers are right"]
-                 for n in (2, 3, 4, 5)}}
+def held(view, card):
+    """The Bokeh series a card holds back, and every other part it holds back, from its view's `parts()`."""
+    from bokeh.models import GlyphRenderer
+
+    from app.lessons import parts
+    things = parts(view, card.hides)
+    return [t for t in things if isinstance(t, GlyphRenderer)], [t for t in things if not isinstance(t, GlyphRenderer)]
 
 
-@pytest.mark.parametrize("slug,number", list(GIVEN_AWAY))
-def test_nothing_on_the_page_gives_the_answer_away_before_a_choice(slug, number):
+def rows(renderer):
+    return max((len(column) for column in renderer.data_source.data.values()), default=0)
+
+
+def act(widget, card, store):
+    """What the browser sends when the student acts: a choice, then the player at `at` or a sketch."""
+    widget.chosen = 0
+    if card.guess is not None:
+        widget.guess = [[0.1, 0.2], [0.5, 0.5], [0.9, 0.8]]
+    if card.at is not None:
+        widget.played = True
+    return card.at(store) if card.at else 0
+
+
+@pytest.mark.parametrize("lang", ["en", "it"])
+@pytest.mark.parametrize("slug,number", CARDS)
+def test_every_card_holds_its_answer_back_until_the_student_has_acted(slug, number, lang):
+    """From each card's declaration: before the action nothing visible on its page (texts, captions, titles,
+    legends, hover labels, the words a picture writes) carries the answer, and the series it holds back send no
+    numbers; after it, the page's own words for the answer (computed from the store) are there, and every series
+    is drawn again (a sketched curve's true line among them). A card that hides nothing fails the first half; one
+    that hides too much, or whose answer never shows, the second."""
+    card = LESSONS[slug][number - 1]
+    with language(lang):
+        widget, view, store = card_on_its_page(slug, number, lang=lang)
+        whole(view)
+        answers = [a for a in card.answer(store) if a]
+        series, others = held(view, card)
+        assert answers or series, "a card must say what states its answer: page words, or a series it holds back"
+        assert set(card.hides) | set(card.look) | set(card.lead) <= set(view.parts()), "a name its page lacks"
+        before = shown_text(view, frame=0)
+        assert [a for a in answers if a in before] == [], "the answer is on the page before the action"
+        assert [r for r in series if rows(r) or r.visible] == [], "a held-back series is sent"
+        stand_ins = {r: r.data_source for r in series}
+        if card.guess is not None:                     # a live class's projector finds the picture to overlay
+            from app.classroom.projector import describe, guess_figure
+            from app.lessons import parts
+            figure, along = guess_figure(card, view)
+            assert figure is parts(view, [card.guess.picture])[0] and along == card.guess.along
+            assert describe(slug, number, card, figure, along)["guess"]["along"] == along
+        widget.chosen = 0                                              # a choice alone answers nothing yet
+        if card.at is not None or card.guess is not None:
+            assert not widget.acted and [a for a in answers if a in shown_text(view, frame=0)] == []
+        frame = act(widget, card, store)
+        assert widget.acted
+        after = shown_text(view, frame=frame)
+        assert [a for a in answers if a not in after] == [], "the answer is not on the page after the action"
+        assert [r for r in series if r.data_source is stand_ins[r] or not r.visible] == [], "a series is held back"
+        assert any(rows(r) for r in series) or not series
+        if card.guess is not None and series:
+            truth = np.asarray(card.guess.curve(store)[1], dtype=float)
+            drawn = [np.asarray(column, dtype=float) for r in series for column in r.data_source.data.values()
+                     if np.asarray(column).dtype.kind in "fiu" and np.ndim(column) == 1]
+            assert any(len(y) == len(truth) and np.allclose(y, truth, equal_nan=True) for y in drawn)
+        if card.guess is not None:
+            assert widget.differ and "{" not in widget.differ                # where the sketch and the truth part
+
+
+@pytest.mark.parametrize("slug", list(LESSONS))
+def test_the_free_laboratory_holds_nothing_back(slug):
+    """The same pages without `lesson=`: every part a card of the page may hold back is drawn, each series with
+    its numbers."""
+    from bokeh.models import GlyphRenderer
+
+    from app.components.text import Explanation
+    from app.lessons import parts
     with language("en"):
-        widget, view, store = card_on_its_page(slug, number)
-        answers = GIVEN_AWAY[slug, number](store)
-        before = shown_text(whole(view))
-        assert [a for a in answers if a in before] == []
-        widget.chosen = 0                                          # the browser's choice comes back
-        after = shown_text(view)
-        assert [a for a in answers if a not in after] == []
-    # the free laboratory keeps its texts
-    with language("en"):
-        module, name = VIEWS[slug].split(":")
-        import importlib
-        free = getattr(importlib.import_module(module), name)(store=store_for(slug, LESSONS[slug][number - 1])[0],
-                                                             session=Session(language="en"))
-        assert [a for a in answers if a not in shown_text(whole(free))] == []
+        for number, card in enumerate(LESSONS[slug], 1):
+            view, _store = page_view(slug, number, Session(language="en"))
+            whole(view)
+            series = [t for t in parts(view, card.hides) if isinstance(t, GlyphRenderer)]
+            assert any(rows(r) for r in series) or not series
+            for thing in parts(view, card.hides):
+                if isinstance(thing, Explanation):
+                    assert not thing.veiled
+                elif isinstance(thing, GlyphRenderer):
+                    assert thing.visible, (number, thing)
+                else:
+                    assert thing.visible, (number, thing)
 
 
-@pytest.mark.parametrize("number", [1, 2, 3])
-def test_the_transition_cards_bring_up_their_pictures_and_hold_the_answers_back(number):
-    """Cards 1-3 ask what a question gets: the answers under the pictures («Anna?» 99 ✓…) and the chart's
-    colours and dots wait for a choice, and the pictures, under the first screen at 1366 × 768, are marked
-    for the card to bring up."""
+def test_a_sketch_is_drawn_where_the_browser_put_it_and_checked():
+    """A sketch arrives as fractions of the axes: drawn in the picture's units (log axes too), and compared with the
+    true line; a sketch out of the axes, too long or not numbers is refused before it reaches the card."""
+    from app.guess import differ, to_data
     with language("en"):
-        widget, view, store = card_on_its_page("transition", number)
-        anna = next(q for q in store.knob.recall.questions if q.token.key == "Anna")
-        assert widget.look and "lesson-look" in view.picture_cards[2].css_classes
-        assert anna.answer not in shown_text(view.picture_cards[2])
-        # the chart's colours and dots show which number each question gets: neutral until a choice
-        assert not view.recall.image.visible and not view.recall.dots.visible
-        widget.chosen = 0
-        assert f"{anna.answer} {'✓' if anna.right else '✗'}" in shown_text(view.picture_cards[2])
-        assert view.recall.image.visible and view.recall.dots.visible
+        widget, view, store = card_on_its_page("softmax", 4)
+        figure = view.cost.figure
+        (low, high), (bottom, top) = (figure.x_range.start, figure.x_range.end), (figure.y_range.start,
+                                                                                  figure.y_range.end)
+        x, y = to_data([[0, 0], [0.5, 1], [1, 0.5]], figure)
+        np.testing.assert_allclose(x, [low, (low * high) ** 0.5, high])              # a logarithmic axis
+        np.testing.assert_allclose(y, [bottom, top, (bottom * top) ** 0.5])
+        truth = LESSONS["softmax"][3].guess.curve(store)
+        assert "follows the real one" in differ(np.stack(to_fractions(figure, *truth), 1), figure, *truth)
+        assert "differ most" in differ([[0, 0.9], [1, 0.9]], figure, *truth)
+        for bad in ([[0, 0]], [[0, 0], [1.5, 0]], [[0, 0], [float("nan"), 0]], [[0, 0]] * 65, [[0, 0], [1, "a"]]):
+            with pytest.raises(ValueError):
+                widget.guess = bad
+        assert widget.guess == [] and not widget.acted
+        widget.chosen = 1
+        widget.guess = [[0, 0.1], [1, 0.9]]
+        sketch = [r for r in figure.renderers if "x" in r.data_source.data and rows(r) == 2]
+        assert sketch and widget.acted
+        with pytest.raises(ValueError):
+            widget.chosen = len(LESSONS["softmax"][3].choices)                 # a choice the card lacks
+
+
+def to_fractions(figure, x, y):
+    import math
+    fx = (np.log10(x) - math.log10(figure.x_range.start)) / (math.log10(figure.x_range.end) -
+                                                             math.log10(figure.x_range.start))
+    fy = (np.log10(y) - math.log10(figure.y_range.start)) / (math.log10(figure.y_range.end) -
+                                                             math.log10(figure.y_range.start))
+    return np.clip(fx, 0, 1), np.clip(fy, 0, 1)
 
 
 def test_a_cards_links_follow_the_pages_level():

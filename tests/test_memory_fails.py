@@ -196,7 +196,7 @@ def test_view_draws_a_picked_query():
         colours = view.weights.source.data["color"]
         assert colours[store.run.targets[wrong - 1]] == RIGHT
         assert colours[store.run.answers[wrong - 1]] == WRONG
-        image = view.parts.source.data["image"][0]
+        image = view.readout_parts.source.data["image"][0]
         np.testing.assert_allclose(image[2] + image[3], image[0], atol=1e-12)   # right part + rest = read-out
 
 

@@ -43,9 +43,10 @@ class CurvesPicture:
             self.legend.ncols = legend_columns
             # one column: a label longer than the frame wraps (Bokeh keeps it on one line, centred under the
             # frame, so a long Italian one ran off the canvas on both sides and took its marker with it)
-            if legend_columns == 1:
+            if legend_columns == 1:            # (presenter mode's pictures are as much wider as its type)
                 wrap = max(width - 150, 200)
-                self.legend.stylesheets = [f".bk-label {{ white-space: normal; max-width: {wrap}px; }}"]
+                self.legend.stylesheets = [f".bk-label {{ white-space: normal; "
+                                           f"max-width: calc({wrap}px * var(--lineare-scale, 1)); }}"]
         self.figure.add_layout(self.legend, "below")
         self.sources, self.filters, self.renderers, self.items = {}, {}, {}, {}
 

@@ -48,7 +48,7 @@ class Later(pn.viewable.Viewer):
 
     def __init__(self, make, height=400, placed=None):
         super().__init__()
-        self._make, self._section, self._placed = make, None, placed
+        self._make, self._section, self._placed, self._then = make, None, placed, []
         near = Near(heights=_points(height), sizing_mode="stretch_width", margin=0, css_classes=[MARKER])
         near.param.watch(lambda _event: self.section(), "seen")
         self._column = pn.Column(near, sizing_mode="stretch_width", margin=0)
@@ -70,13 +70,26 @@ class Later(pn.viewable.Viewer):
     def section(self):
         if self._section is None:
             self._section = self._make()
+            # its layout made once: what the page's frame does to it (presenter mode's sizes) is what is shown (a
+            # Viewer makes a new layout each time it is asked for one)
+            shown = pn.panel(self._section)
             finish = getattr(self._doc(), FINISH, None)
             if finish is not None:
-                finish(self._section)
-            self._column.objects = [self._section]
+                finish(shown)
+            for then in self._then:                # before it is placed: what it holds back is never sent
+                then(self._section)
+            self._column.objects = [shown]
             if self._placed is not None:
                 self._placed(self._section)
         return self._section
+
+    def when_made(self, then):
+        """`then(section)` once the section is made (now, if it is already): a lesson card holds back a part of
+        it without making it before the visitor scrolls near."""
+        if self._section is not None:
+            then(self._section)
+        else:
+            self._then.append(then)
 
     def __panel__(self):
         return self._column
@@ -104,3 +117,18 @@ def build_all(doc):
     """Make every Later section of `doc` now (a test that reads the whole page)."""
     for later in getattr(doc, SECTIONS, []):
         later.section()
+
+
+class SectionPart:
+    """Parts of a page that live in a Later section: `things(section)` once it is made. A lesson card holds them back
+    when the section comes, without making it at the page's opening (app/lessons.py)."""
+
+    def __init__(self, later, things):
+        self.later, self.things = later, things
+
+    def now(self):
+        """The parts, the section made now if not yet (what a card brings into view must be on the page)."""
+        return list(self.things(self.later.section()))
+
+    def when_made(self, then):
+        self.later.when_made(lambda section: then(list(self.things(section))))

@@ -21,7 +21,7 @@ safe for the common colour-vision deficiencies).
 import weakref
 
 import numpy as np
-from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
+from bokeh.models import (AllLabels, BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
                           CustomJSTickFormatter, FactorRange, FixedTicker, Grid, HoverTool, IndexFilter, LinearAxis,
                           LinearColorMapper, NoOverlap, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
@@ -95,6 +95,12 @@ def no_overlap():
     """A tick policy that leaves out a label that would run into the one before (long numbers on a
     phone's narrow picture: 20.00040.000…); one per page, shared by its axes."""
     return _per_page(("no-overlap",), NoOverlap)
+
+
+def all_labels():
+    """A tick policy that draws every label: the rows and columns of a picture that have names (models, words,
+    questions), which a reader must find, whatever the room; one per page, shared by its axes."""
+    return _per_page(("all-labels",), AllLabels)
 
 
 def _number_format(language, decimals, fixed):
@@ -193,6 +199,9 @@ def style_figure(fig, x_label, y_label):
         axis.major_label_text_font_size = TICK_SIZE
         axis.major_label_policy = no_overlap()
     for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
+        if isinstance(axis_range, FactorRange):          # named rows (models): every one drawn, never dropped
+            axis.major_label_policy = all_labels()
+    for axis, axis_range in ((fig.xaxis, fig.x_range), (fig.yaxis, fig.y_range)):
         if not isinstance(axis_range, FactorRange):
             axis.formatter = number_format()
     fig.toolbar_location = None
@@ -288,8 +297,9 @@ class HeatMap:
         self.mapper = LinearColorMapper(palette=PALETTE, low=-1, high=1, nan_color=EMPTY)  # the glyph
         self.source = ColumnDataSource({"image": [np.full((rows, cols), np.nan)]}, syncable=False)
         self.filter = frame_filter()
-        self.glyph = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
-                               view=CDSView(filter=self.filter), color_mapper=self.mapper, level="overlay").glyph
+        self.renderer = fig.image(image="image", x=0, y=0, dw=cols, dh=rows, source=self.source,
+                                  view=CDSView(filter=self.filter), color_mapper=self.mapper, level="overlay")
+        self.glyph = self.renderer.glyph
         fig.add_layout(colour_bar(self.scale), "right")
         # the number in the page's language (0,500 in Italian), as the colour bar writes it
         decode = CustomJSHover(args={"mapper": self.mapper, "scale": self.scale, "locale": browser_locale()},

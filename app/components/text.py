@@ -88,7 +88,8 @@ class Explanation(pn.viewable.Viewer):
     elementare = param.String(default="")
     superiore = param.String(default="")
     level = param.Selector(default="elementare", objects=["elementare", "superiore"])
-    veiled = param.Boolean(default=False, doc="hidden whatever its text (a lesson card's answer, before a choice)")
+    veiled = param.Boolean(default=False, doc="hidden whatever its text, and its text not sent (a lesson card's "
+                           "answer, before the student has acted)")
     shown = param.Boolean(default=True, doc="False: hidden whatever its text (notes switched off)")
 
     def __init__(self, session=None, **params):
@@ -108,7 +109,7 @@ class Explanation(pn.viewable.Viewer):
     @param.depends("elementare", "superiore", "level", "veiled", "shown", watch=True)
     def _draw(self):
         text = self.superiore if self.level == "superiore" else self.elementare
-        self._pane.object = to_html(text) if text else ""
+        self._pane.object = to_html(text) if text and not self.veiled else ""
         self._pane.visible = bool(text) and not self.veiled and self.shown
 
     def __panel__(self):

@@ -54,6 +54,13 @@ class DashboardView(pn.viewable.Viewer):
         """The widgets this page puts in the sidebar."""
         return []
 
+    def parts(self):
+        """The page's parts a lesson card may name, by name (app/lessons.py): lists of Panel objects and Bokeh
+        models (a text, a picture's series, its legend entry), or an app.components.later.SectionPart for those of
+        a section below the first screen. Its cards hold them back until the student has acted, or bring them into
+        view; the names are the cards' declarations, so they stay put."""
+        return {}
+
     def downloads(self):
         """The sidebar's download section (app/export): the page's run, pictures and numbers as files,
         made from this session's store (the page's export.py says what it exports)."""

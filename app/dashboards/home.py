@@ -122,6 +122,6 @@ def lessons_html(session):
                      f'<span class="count">{count}</span></li>')
     heading = html.escape(_("Lessons, in order"))
     intro = html.escape(_("Guided lessons: on each card, guess first, then press and see whether you were right."))
-    return pn.pane.HTML(f'<h2 class="section">{heading}</h2><p class="start">{intro}</p>'
+    return pn.pane.HTML(f'<h2 class="section" id="lessons">{heading}</h2><p class="start">{intro}</p>'
                         f'<ol class="lessons">{"".join(items)}</ol>', stylesheets=[TEXT_CSS, CARD_CSS],
                         sizing_mode="stretch_width", margin=(0, 10))

@@ -45,9 +45,10 @@ def server(chromium):
 class Visit:
     """One browser context (its own cookies and session) and its record of what the page did."""
 
-    def __init__(self, chromium, server, locale):
+    def __init__(self, chromium, server, locale, **context):
         self.server = server
-        self.context = chromium.new_context(viewport={"width": 1400, "height": 1000}, locale=locale)
+        self.context = chromium.new_context(**{"viewport": {"width": 1400, "height": 1000}, "locale": locale,
+                                               **context})
         self.page = self.context.new_page()
         self.remote, self.errors, self.dialogs = [], [], []
         self.page.on("request", lambda r: None if is_local(r.url) else self.remote.append(r.url))
@@ -76,8 +77,9 @@ class Visit:
 def open_page(chromium, server):
     visits = []
 
-    def make(locale="en-US"):
-        visit = Visit(chromium, server, locale)
+    def make(locale="en-US", **context):
+        """A new visit; `context`: Playwright's options of its browser context (a phone's size and touch)."""
+        visit = Visit(chromium, server, locale, **context)
         visits.append(visit)
         return visit
 

@@ -112,7 +112,7 @@ LAYOUT_JS = """async () => {
                                                   `${Math.round(drawn)} px wide in a ${view.el.offsetWidth} px box`);
     for (const model of [view.model.title, ...(view.model.above || [])]) {     // the title, and lines under it
       const title = model && view.renderer_views.get(model), rect = title && title._rect;
-      if (!rect || !model.text || !rect.width) continue;
+      if (!rect || !model.text || !rect.width || !model.visible) continue;      // a hidden title is not drawn
       const start = rect.sx - rect.anchor.x * rect.width;
       if (start < -1 || start + rect.width > drawn + 1) {
         wide.push(`title «${model.text}» spans ${Math.round(start)}…${Math.round(start + rect.width)} px of a ` +

@@ -71,10 +71,13 @@ def drawn(page, url):
         scroll_to_every_section(page, wait=False)
         page.evaluate("window.scrollTo(0, 0)")
         page.wait_for_timeout(1000)
-        # the page hardly moves when a section arrives: its marker held about its height at this width
+        # the page hardly moves when a section arrives: its marker held about its height at this width (under a
+        # lesson card a section may come shorter: the card holds back some of its parts until the student acts)
         made = page.evaluate(SLOTS_JS, list(markers))
         jumps = {slot: round(made[slot] - height) for slot, height in markers.items()}
-        assert all(abs(jump) < JUMP for jump in jumps.values()), f"{url}: sections taller than their markers by {jumps}"
+        shorter = "lesson=" in url
+        assert all(-JUMP < jump < JUMP or (shorter and jump < 0) for jump in jumps.values()), \
+            f"{url}: sections taller than their markers by {jumps}"
     return page
 
 

@@ -1,17 +1,35 @@
-"""Every card of every lesson opened in Chromium at 1366×768, as a class meets it: one page load per card
-(the languages taking turns card by card, so every lesson is seen in both; every third card in presenter
-mode), and on each load everything checked at once: every picture drawn at a readable size, the choices on
-the first screen, in presenter mode the page's first picture too, what a card asks about brought up under
-it (and still clear of the card once a choice has made it taller), the result hidden until a choice, then
-shown; no console error and no Bokeh "out of bounds" warning. Two cards also try a knob: the level switched
-in place (the card's links follow) and α moved off its card's value (the card says it is stale)."""
+"""Every card of every lesson opened in Chromium, as a class meets it: one page load per card (the languages taking
+turns card by card, so every lesson is seen in both; every third card in presenter mode at 1366×768; two lessons
+on a phone, 390×844, answered by touch), and on each load everything checked at once:
+
+- before a choice: every picture drawn at a readable size, the choices on the first screen, in presenter mode the
+  page's first picture too, what a card speaks of brought up under it; none of the page's words that state the
+  answer anywhere visible (computed from the card's store, as tests/test_lessons.py does without a browser); the
+  series the card holds back hidden, with no numbers sent;
+- after the choice: still none of those words; what the card speaks of, and the card's own ▶ when it says to press
+  it, on the screen; the card clear of what it speaks of;
+- the action: the player stepped up to the card's frame (the card's own → first), or a curve sketched on the
+  empty axes (by mouse, by touch on a phone, by the arrow keys on one card): the sketch is kept, drawn by the
+  server as a series of its own, and the true line drawn with it (the picture's pixels change); the verdict shows;
+- no console error and no Bokeh "out of bounds" warning.
+
+Two cards also try a knob: the level switched in place (the card's links follow) and α moved off its card's value
+(the card says it is stale)."""
+import io
 import re
 
+from bokeh.models import GlyphRenderer
+from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
-from app.lessons import LESSONS
+from app.i18n import language
+from app.lessons import LESSONS, SKETCH, parts
 
 from first_screen import PROJECTOR, inside
+
+PHONE = {"width": 390, "height": 844}
+ON_A_PHONE = ("two-bills", "memory-fails")        # lessons walked on a phone, answered by touch
+BY_KEYBOARD = ("softmax", 5)                       # the card whose curve is sketched with the arrow keys
 
 # the drawn area (inside the axes) of every figure the page shows, in CSS pixels
 FIGURES = """() => {
@@ -28,15 +46,113 @@ FIGURES = """() => {
   for (const root of Object.values(window.Bokeh ? Bokeh.index : {})) { visit(root) }
   return out
 }"""
+# the figures holding a series that is hidden and sent empty (a card holds it back): {figure id: [x, y, w, h]}, and
+# the points of every series drawn in the sketch's colour
+HELD = """(sketch) => {
+  const held = {}, sketched = [], seen = new Set();
+  const rows = (r) => Math.max(0, ...Object.values(r.data_source.data).map((c) => c.length || 0))
+  const visit = (view) => {
+    if (!view || seen.has(view)) { return }
+    seen.add(view)
+    if (view.frame && view.model.renderers && view.el.checkVisibility()) {
+      const hidden = view.model.renderers.filter((r) => r.data_source && !r.visible && rows(r) === 0)
+      if (hidden.length) {
+        const box = view.el.getBoundingClientRect()
+        held[view.model.id] = [box.x, box.y, box.width, box.height, hidden.length]
+      }
+      for (const r of view.model.renderers) {
+        const spec = r.glyph && r.glyph.line_color, colour = spec && spec.value !== undefined ? spec.value : spec
+        if (colour === sketch && r.visible) { sketched.push(rows(r)) }
+      }
+    }
+    for (const child of view.child_views || []) { visit(child) }
+  }
+  for (const root of Object.values(window.Bokeh ? Bokeh.index : {})) { visit(root) }
+  return {held, sketched}
+}"""
+ELEMENT_OF = """(id) => {
+  const seen = new Set();
+  const visit = (view) => {
+    if (!view || seen.has(view)) { return null }
+    seen.add(view)
+    if (view.model && view.model.id === id && view.frame) { return view.el }
+    for (const child of view.child_views || []) {
+      const found = visit(child)
+      if (found) { return found }
+    }
+    return null
+  }
+  for (const root of Object.values(window.Bokeh ? Bokeh.index : {})) {
+    const found = visit(root)
+    if (found) { return found }
+  }
+  return null
+}"""
+# the text a reader can see: every text node whose element is drawn (shadow roots included; no canvas)
+VISIBLE_TEXT = """() => {
+  const out = [];
+  const walk = (node, shown) => {
+    if (node.nodeType === Node.TEXT_NODE) {
+      if (shown && node.textContent.trim()) { out.push(node.textContent) }
+      return
+    }
+    if (node.nodeType === Node.ELEMENT_NODE) {
+      if (["STYLE", "SCRIPT"].includes(node.tagName)) { return }
+      // an element with no box of its own (display: contents, as Bokeh's hosts) hides nothing by itself
+      const boxless = getComputedStyle(node).display === "contents"
+      shown = shown && (boxless || node.checkVisibility({visibilityProperty: true, opacityProperty: true}))
+      if (node.shadowRoot) { walk(node.shadowRoot, shown) }
+    }
+    for (const child of node.childNodes) { walk(child, shown) }
+  };
+  walk(document.body, true);
+  return out.join(" ").split(/\\s+/).join(" ");
+}"""
 SMALLEST = 40                       # px: a picture smaller than this is not a picture
 
 
-def brought_up(page, card, tries=20):
+def expectations():
+    """Per card, from the card's page built without a browser (tests/test_lessons.py): the page's words that state
+    the answer in each language, and whether the card holds back a series of a picture."""
+    from tests.test_lessons import card_on_its_page
+    found = {}
+    for slug, cards in LESSONS.items():
+        for number, card in enumerate(cards, 1):
+            said = {}
+            for lang in ("it", "en"):
+                with language(lang):
+                    _widget, view, store = card_on_its_page(slug, number, lang=lang)
+                    said[lang] = [a for a in card.answer(store) if a]
+            # those on the page as it opens (a section further down is made when the visitor scrolls to it)
+            series = any(isinstance(t, GlyphRenderer) for t in parts(view, card.hides, now=False))
+            found[slug, number] = said, series
+    return found
+
+
+def on_screen(box, size):
+    return box is not None and box["y"] < size["height"] - 40 and box["y"] + box["height"] > 40 \
+        and box["x"] < size["width"] and box["x"] + box["width"] > 0
+
+
+def shot(page, figure):
+    """A picture of the figure with this Bokeh id (scrolled into view), or None when it is not on the page."""
+    element = page.evaluate_handle(ELEMENT_OF, figure).as_element()
+    return Image.open(io.BytesIO(element.screenshot())).convert("RGB") if element else None
+
+
+def changed(before, after):
+    """The share of pixels that differ between two pictures of one figure (compared at the smaller size)."""
+    size = (min(before.width, after.width), min(before.height, after.height))
+    diff = ImageChops.difference(before.crop((0, 0, *size)), after.crop((0, 0, *size))).convert("L")
+    return sum(diff.point(lambda v: 255 if v > 24 else 0).histogram()[255:]) / max(1, size[0] * size[1])
+
+
+def brought_up(page, card, size, tries=20):
     """The first part the card marks (lesson-look) starts just under the card, high on the first screen."""
     marked = page.locator(".lesson-look >> visible=true").first
     for _try in range(tries):
         box, under = marked.bounding_box(), card.bounding_box()
-        if box and under and under["y"] + under["height"] - 2 <= box["y"] <= PROJECTOR["height"] - 200:
+        if box and under and under["y"] + under["height"] - 2 <= box["y"] <= size["height"] - 200:
             return True
         page.wait_for_timeout(250)
     return False
@@ -54,20 +170,53 @@ def clear_of_the_card(page, card, tries=20):
     return False
 
 
-def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_page):
+def sketch(page, card, how):
+    """A curve on the card's empty axes: a drag by mouse, taps on a phone, or the arrow keys."""
+    layer = page.locator(".lineare-sketch")
+    layer.wait_for(timeout=20_000)
+    layer.scroll_into_view_if_needed()
+    box = layer.bounding_box()
+    points = [(0.05, 0.15), (0.3, 0.4), (0.55, 0.6), (0.8, 0.75), (0.95, 0.85)]
+    at = lambda fx, fy: (box["x"] + fx * box["width"], box["y"] + fy * box["height"])
+    if how == "touch":
+        for fx, fy in points:
+            page.touchscreen.tap(*at(fx, fy))
+            page.wait_for_timeout(100)
+    elif how == "keys":
+        layer.focus()
+        for key in ("ArrowUp", "ArrowUp", "ArrowRight", "PageUp", "ArrowRight", "ArrowDown", "End", "PageUp"):
+            page.keyboard.press(key)
+    else:
+        page.mouse.move(*at(*points[0]))
+        page.mouse.down()
+        for fx, fy in points[1:]:
+            page.mouse.move(*at(fx, fy), steps=6)
+        page.mouse.up()
+
+
+def test_every_card_draws_its_pictures_and_keeps_its_answer_until_the_student_acts(open_page):
+    expected = expectations()
     cards = [(slug, n) for slug in LESSONS for n in range(1, len(LESSONS[slug]) + 1)]
-    visits = {lang: open_page("it-IT" if lang == "it" else "en-US") for lang in ("it", "en")}
-    warnings = {lang: [] for lang in visits}
-    for lang, visit in visits.items():
-        visit.page.set_viewport_size(PROJECTOR)
+    visits = {}
+    for lang in ("it", "en"):
+        locale = "it-IT" if lang == "it" else "en-US"
+        visits[lang, False] = open_page(locale)
+        visits[lang, False].page.set_viewport_size(PROJECTOR)
+        visits[lang, True] = open_page(locale, viewport=PHONE, has_touch=True, is_mobile=True)
+    warnings = {key: [] for key in visits}
+    for key, visit in visits.items():
         visit.page.set_default_navigation_timeout(120_000)       # a page's first visit loads its models
-        visit.page.on("console", lambda m, lang=lang: warnings[lang].append(m.text)
-                      if "out of bounds" in m.text else None)
+        visit.page.on("console",
+                      lambda m, key=key: warnings[key].append(m.text) if "out of bounds" in m.text else None)
     problems = []
     for i, (slug, number) in enumerate(cards):
-        lang, present = ("it", "en")[i % 2], i % 3 == 2
-        page, where = visits[lang].page, f"{slug} {number} ({lang}{', presenter' if present else ''})"
-        page.goto(f"{visits[lang].server}/{slug}?lang={lang}&lesson={slug}&card={number}"
+        phone = slug in ON_A_PHONE
+        lang, present = ("it", "en")[i % 2], i % 3 == 2 and not phone
+        size = PHONE if phone else PROJECTOR
+        record, (said, holds_series) = LESSONS[slug][number - 1], expected[slug, number]
+        page = visits[lang, phone].page
+        where = f"{slug} {number} ({lang}{', presenter' if present else ''}{', phone' if phone else ''})"
+        page.goto(f"{visits[lang, phone].server}/{slug}?lang={lang}&lesson={slug}&card={number}"
                   + ("&present=1" if present else ""))
         card = page.locator("section.card")
         card.wait_for(timeout=60_000)
@@ -79,24 +228,71 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
             problems.append(f"{where}: pictures drawn too small {small} of {len(figures)}")
         buttons = card.locator(".choices button")
         for k in range(buttons.count()):
-            if not inside(buttons.nth(k).bounding_box(), PROJECTOR["width"], PROJECTOR["height"]):
+            if not inside(buttons.nth(k).bounding_box(), size["width"], size["height"]):
                 problems.append(f"{where}: choice {k + 1} not on the first screen")
-        if present and LESSONS[slug][number - 1].look is None:      # a card with a `look` brings that instead
+        if present and not record.look:                            # a card with a `look` brings that instead
             picture = page.locator(".main-picture >> visible=true").first
             try:
                 expect(picture).to_be_in_viewport(ratio=1.0, timeout=10_000)
             except AssertionError:
                 problems.append(f"{where}: the first picture not on the first screen: {picture.bounding_box()}")
-        if LESSONS[slug][number - 1].look is not None:             # what it asks about, brought up under the card
-            if not brought_up(page, card):
-                problems.append(f"{where}: what the card asks about is not under it on the first screen")
+        if record.look and not brought_up(page, card, size):
+            problems.append(f"{where}: what the card speaks of is not under it on the first screen")
         if card.locator(".observe").is_visible() or card.get_attribute("data-revealed") is not None:
             problems.append(f"{where}: the result shows before a choice")
+        leaked = [a for a in said[lang] if a in page.evaluate(VISIBLE_TEXT)]
+        if leaked:
+            problems.append(f"{where}: the answer on the page before a choice: {leaked}")
+        held = page.evaluate(HELD, SKETCH)["held"] if holds_series else {}
+        if holds_series and not held:
+            problems.append(f"{where}: the series the card holds back are drawn before the action")
+        pictures = {figure: shot(page, figure) for figure, box in held.items() if box[2] > 0 and box[3] > 0}
+
         buttons.first.click()
-        if LESSONS[slug][number - 1].look is not None and not clear_of_the_card(page, card):
-            problems.append(f"{where}: after a choice the card grew over what it asks about")
-        if card.locator(".press").is_hidden() and card.get_attribute("data-revealed") not in ("right", "wrong"):
-            problems.append(f"{where}: no result after a choice on a card without a player")
+        if record.look and not clear_of_the_card(page, card):
+            problems.append(f"{where}: after a choice the card grew over what it speaks of")
+        acts = record.at is not None or record.guess is not None
+        if acts:
+            page.wait_for_timeout(300)
+            leaked = [a for a in said[lang] if a in page.evaluate(VISIBLE_TEXT)]
+            if leaked or card.get_attribute("data-revealed") is not None:
+                problems.append(f"{where}: the answer shows at the choice, before the action: {leaked}")
+            looked = page.locator(".lesson-look >> visible=true").first
+            if record.look and not on_screen(looked.bounding_box(), size):
+                problems.append(f"{where}: what the card names is off the screen after the choice")
+        if record.at is not None and not on_screen(card.locator(".keys button.play").bounding_box(), size):
+            problems.append(f"{where}: the card says to press ▶ and no ▶ is on the screen")
+        if record.guess is not None:
+            how = "touch" if phone else "keys" if (slug, number) == BY_KEYBOARD else "mouse"
+            sketch(page, card, how)
+            if record.at is None:
+                try:
+                    expect(card.locator(".sketch button.go")).to_be_enabled(timeout=5_000)
+                except AssertionError:
+                    problems.append(f"{where}: a sketch by {how} is not taken")
+                    continue
+                card.locator(".sketch button.go").click()
+        if record.at is not None:
+            card.locator(".keys button.step").click()              # the card's own →, then the keyboard's
+            for _step in range(record.at(expected_store(slug, number)) + 2):
+                if card.get_attribute("data-revealed"):
+                    break
+                page.keyboard.press("ArrowRight")
+        try:
+            expect(card).to_have_attribute("data-revealed", re.compile("right|wrong"), timeout=20_000)
+        except AssertionError:
+            problems.append(f"{where}: no verdict after the action")
+            continue
+        page.wait_for_timeout(600)
+        after = page.evaluate(HELD, SKETCH)
+        if record.guess is not None and not any(n >= 2 for n in after["sketched"]):
+            problems.append(f"{where}: the sketch ({how}) is not kept on the picture: {after['sketched']}")
+        for figure, before in pictures.items():
+            now = shot(page, figure)
+            if figure in after["held"]:
+                problems.append(f"{where}: a series is still held back after the action")
+            elif now is None or changed(before, now) < 0.002:
+                problems.append(f"{where}: the picture holding the answer did not change after the action")
         if (slug, number) == ("transition", 3):                   # α leaves the card's 0.5: a stale observation
             page.locator("#sidebar .noUi-handle").first.focus()    # forget α, the sidebar's first slider
             page.keyboard.press("End")
@@ -106,9 +302,16 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_a_choice(open_
             page.get_by_role("button", name="Superiore").click()
             for name in ("a.previous", "a.next"):
                 expect(card.locator(name)).to_have_attribute("href", re.compile("level=superiore"), timeout=20_000)
-    for lang, visit in visits.items():
+        if number == len(LESSONS[slug]) and not card.locator(".end a.list").is_visible():
+            problems.append(f"{where}: the lesson's last card does not lead back to the list")
+    for key, visit in visits.items():
         if visit.errors:
-            problems.append(f"console errors ({lang}): {visit.errors[:5]}")
-        if warnings[lang]:
-            problems.append(f"{len(warnings[lang])} Bokeh 'out of bounds' warnings ({lang}): {warnings[lang][:3]}")
-    assert problems == []
+            problems.append(f"console errors ({key}): {visit.errors[:5]}")
+        if warnings[key]:
+            problems.append(f"{len(warnings[key])} Bokeh 'out of bounds' warnings ({key}): {warnings[key][:3]}")
+    assert problems == [], "\n".join(problems)
+
+
+def expected_store(slug, number):
+    from tests.test_lessons import _STORES
+    return _STORES[slug, number]

@@ -27,7 +27,7 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     assert verdict(page) == "right" and "4 of 4 right" in page.locator("section.card .observe").inner_text()
 
     # card 2, by keyboard: Tab to a prediction, Enter, then → steps the player up to «Anna?»
-    page.get_by_role("link", name="Next card →").click()
+    page.get_by_role("link", name="Next card").click()
     page.wait_for_url("**card=2**", timeout=30_000)
     page.locator("section.card").wait_for(timeout=60_000)
     assert "card 2 of 4" in page.locator("section.card .head").inner_text()
@@ -51,7 +51,7 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     assert verdict(page) == "wrong" and "Not this time." in page.locator("section.card .observe").inner_text()
 
     # the link of card 3, opened by someone else, opens card 3 on DeltaNet
-    shared = page.get_by_role("link", name="Next card →").get_attribute("href")
+    shared = page.get_by_role("link", name="Next card").get_attribute("href")
     other = open_page().open("/state" + shared[shared.index("?"):])
     other.locator("section.card").wait_for(timeout=60_000)
     assert "card 3 of 4" in other.locator("section.card .head").inner_text()
@@ -90,7 +90,7 @@ def test_walk_the_transition_lesson_by_mouse(open_page):
     assert "right: 99" in page.locator("table").filter(has_text="Anna?").first.inner_text()   # the page agrees
 
     # card 2 opens on DeltaNet (β = 1), and there the new number comes back
-    page.get_by_role("link", name="Next card →").click()
+    page.get_by_role("link", name="Next card").click()
     page.wait_for_url("**card=2**", timeout=30_000)
     card.wait_for(timeout=60_000)
     assert "card 2 of 4" in card.locator(".head").inner_text() and "beta=1" in page.url

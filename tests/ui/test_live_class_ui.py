@@ -85,6 +85,8 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
         assert italian.locator("p.explain").inner_text().strip() and english.locator("p.explain").inner_text().strip()
         assert serious(italian) == [] and serious(projector) == []        # axe: the verdict, the bars
         assert english.locator(".verdict").inner_text().split(".")[0] in ("Right", "Not this time")
+        # the projector's own card takes the right choice as if clicked, and shows its verdict and observation
+        revealed_on_the_projector(projector, marked[0])
         assert italian.locator(".verdict").inner_text().split(".")[0] in ("Giusto", "Non questa volta")
         # next card: the projector follows the lesson's link, every phone moves
         projector.locator("aside.class button[data-command=next]").click()
@@ -93,11 +95,35 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
             phone.locator("p.heading", has_text=heading).wait_for(timeout=30_000)
             assert phone.locator("button.choice[aria-pressed=true]").count() == 0
         projector.locator("aside.class .answered .n", has_text="0/2").wait_for(timeout=30_000)
+        # card 2 is answered by playing up to a frame: at Reveal the projector's card presses ▶ and gives its
+        # verdict once the player has reached that frame
+        assert projector.evaluate("() => Number(document.body.dataset.lineareFrame || 0)") == 0
+        english.locator("button.choice").nth(0).tap()
+        projector.locator("aside.class .answered .n", has_text="1/2").wait_for(timeout=20_000)
+        projector.locator("aside.class button[data-command=show]").click()
+        projector.locator("aside.class .bar").first.wait_for(timeout=20_000)
+        projector.locator("aside.class button[data-command=reveal]").click()
+        english.locator("section.phone[data-verdict]").wait_for(timeout=20_000)
+        right = [i for i, bar in enumerate(projector.locator("aside.class .bar").all())
+                 if "correct" in bar.get_attribute("class")]
+        revealed_on_the_projector(projector, right[0])
+        assert projector.evaluate("() => Number(document.body.dataset.lineareFrame)") >= 1
         for page in (projector, english, italian):
             assert page.problems == []
     finally:
         for made in (teacher_context, english_context, italian_context):
             made.close()
+
+
+def revealed_on_the_projector(projector, right):
+    """The lesson card on the projector's page, which nobody clicked, after Reveal: the right choice pressed, the
+    verdict «Giusto.» and the card's observation (what the page held back given back by the server)."""
+    card = projector.locator("section.card")
+    card.and_(projector.locator("[data-revealed=right]")).wait_for(timeout=30_000)
+    pressed = [b.get_attribute("aria-pressed") for b in card.locator(".choices button").all()]
+    assert [i for i, p in enumerate(pressed) if p == "true"] == [right]
+    assert card.locator(".observe .verdict").inner_text().strip() == "Giusto."
+    assert len(card.locator(".observe").inner_text()) > 40
 
 
 def test_the_join_page_alone_asks_for_the_code(chromium, server):

@@ -1,7 +1,9 @@
 """The lesson of "Architectures": who forgets fastest, how DeltaNet forgets without a forget gate, what its
 transition does to the label it writes, and two models with one transition. Answers are read off the
 page's numbers (model.forgetting_curve and model.eigenvalues, from the engine's own steps)."""
-from app.cards import Card, decimal, percent
+import numpy as np
+
+from app.cards import Card, Guess, decimal, percent
 from app.i18n import N_, _
 
 NAMES = {"retnet": "RetNet", "mamba2": "Mamba-2", "gla": "GLA", "deltanet": "DeltaNet"}   # the registry's labels
@@ -90,21 +92,42 @@ def _twin_text(store):
              "a bonus for the current word.").format(model=NAMES[twin])
 
 
+def _line(variant):
+    """A model's forgetting curve as drawn: (tokens after the write, share left)."""
+    def line(_store):
+        curve = _curve(variant)
+        return np.arange(len(curve), dtype=float), np.asarray(curve, dtype=float)
+    return line
+
+
 CARDS = (
     Card(setup={"arch": "linear"},
-         prompt=N_("A pair is written at word 0, then every word writes a pair of its own. With the settings of "
-                   "this page's pictures, which of these models forgets the first pair fastest?"),
-         choices=tuple(NAMES[v] for v in FASTEST), correct=_fastest, observe=_fastest_text),
+         prompt=N_("A pair is written at word 0, then every word writes a pair of its own. «What each direction keeps "
+                   "per token» shows what each model multiplies its summary by at every word. Which of these models "
+                   "will forget the first pair fastest?"),
+         choices=tuple(NAMES[v] for v in FASTEST), correct=_fastest, observe=_fastest_text,
+         guess=Guess("forgetting.figure", _line("mamba2")), look=("forgetting",),
+         press=N_("Draw on «What is left of a pair» the line you expect for Mamba-2, from 1 at word 0; then press "
+                  "«Show the real line»."),
+         hides=("forgetting.all_but_linear", "pictures_help"), answer=lambda store: []),
     Card(setup={"arch": "deltanet"},
          prompt=N_("DeltaNet has no forget gate: it only corrects what is stored under the label it writes. After "
                    "64 words, each writing under a random label of its own with 16 numbers, how much of the first "
                    "pair is left?"),
-         choices=KEPT, correct=lambda _store: _kept(_curve("deltanet")[-1]), observe=_deltanet_text),
+         choices=KEPT, correct=lambda _store: _kept(_curve("deltanet")[-1]), observe=_deltanet_text,
+         guess=Guess("forgetting.figure", _line("deltanet")), look=("forgetting",),
+         press=N_("Draw on «What is left of a pair» the line you expect for DeltaNet, from 1 at word 0; then press "
+                  "«Show the real line»."),
+         hides=("forgetting.correcting", "pictures_help"), answer=lambda store: []),
     Card(setup={"arch": "deltanet"},
          prompt=N_("At each word DeltaNet multiplies its summary by one number per direction a label can point "
                    "in (the second picture). Along the label it is writing, what does it do?"),
-         choices=EIGEN, correct=_lowest, observe=_eigen_text),
+         choices=EIGEN, correct=_lowest, observe=_eigen_text, look=("eigen",),
+         hides=("eigen.correcting", "pictures_help"), answer=lambda store: []),
     Card(setup={"arch": "rwkv6"},
-         prompt=N_("RWKV-6's forgetting line lies on another model's line. Whose?"),
-         choices=tuple(NAMES[v] for v in TWINS), correct=_twin, observe=_twin_text),
+         prompt=N_("RWKV-6 fades each column of its summary at its own speed, chosen by each word. Its line in «What "
+                   "is left of a pair» is not drawn yet: on which model's line will it lie?"),
+         choices=tuple(NAMES[v] for v in TWINS), correct=_twin, observe=_twin_text, look=("forgetting",),
+         hides=("forgetting.rwkv6", "eigen.correcting", "eigen.fading", "pictures_help", "cards.rwkv6"),
+         answer=lambda store: []),
 )

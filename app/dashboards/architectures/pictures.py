@@ -79,13 +79,17 @@ class EigenPicture:
                                 (-1.0, _("flips"), "left")):
             self.figure.add_layout(Label(x=at, y=0, y_units="screen", y_offset=3, text=text, text_align=align,
                                          text_font_size=SMALL_SIZE, text_color="#52606d"))
-        # every model's points in one renderer, its colour a column (a renderer per model was six models each,
-        # built and sent); the rows never overlap, so the drawing order within a row is all that counts
-        filled = points(ARCHITECTURES, eigenvalues)
-        self.figure.scatter(x="x", y="y", source=filled, size=13, fill_color="color", line_color="white", alpha=0.85)
+        # the points of every model that only fades in one renderer, of every model that corrects in another, its
+        # colour a column (a renderer per model was six models each, built and sent; a lesson card holds back the
+        # correcting models' points); the rows never overlap, so the drawing order within a row is all that counts
+        self.drawn = {}
+        for kind, variants in (("fading", [v for v in ARCHITECTURES if not REGISTRY[v].corrects]),
+                               ("correcting", [v for v in ARCHITECTURES if REGISTRY[v].corrects])):
+            self.drawn[kind] = [self.figure.scatter(x="x", y="y", source=points(variants, eigenvalues), size=13,
+                                                    fill_color="color", line_color="white", alpha=0.85)]
         hollow = points(WIDE, lambda variant: eigenvalues(variant, WIDE_BETA))
-        self.figure.scatter(x="x", y="y", source=hollow, size=15, marker="diamond", fill_color=None,
-                            line_color="color", line_width=2.5)
+        self.drawn["correcting"].append(self.figure.scatter(x="x", y="y", source=hollow, size=15, marker="diamond",
+                                                            fill_color=None, line_color="color", line_width=2.5))
         # the legend's two markers in grey: what filled and hollow mean, for every colour
         # (a legend draws a glyph only for a renderer with data: one point each, off the x range)
         filled = self.figure.scatter(x=[-9], y=[rows[0]], size=13, color="#52606d")

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 import panel as pn
 
-from app.components.later import Later
+from app.components.later import Later, SectionPart
 from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
 from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
 from app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
@@ -163,6 +163,9 @@ class ArchitecturesView(DashboardView):
                         r"al. 2025). RWKV-7, $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with "
                         r"$a_t = 1$: one eigenvalue below 0, the others between the $w_i$."
                         ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        self.pictures = {"forgetting": main(self.forgetting.figure, (0, 12, 8, 0)),
+                         "eigen": main(self.eigen.figure, (0, 0, 8, 0))}
         # one card per model, under the first screen: made when the visitor scrolls near them
         self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT)
         self.store.param.watch(self._draw, "arch")
@@ -190,6 +193,18 @@ class ArchitecturesView(DashboardView):
         layout = pn.Column(button, text, links, width=370, margin=(0, 12, 12, 0), styles=dict(CARD_STYLE))
         return {"button": button, "text": text, "links": links, "layout": layout}
 
+    def parts(self):
+        curve = lambda variant: [self.forgetting.lines[variant], self.forgetting.picture.items[variant]]
+        others = lambda *shown: [x for v in ARCHITECTURES if v not in shown for x in curve(v)]
+        correcting = [v for v in ARCHITECTURES if REGISTRY[v].corrects]
+        return {"pictures_help": [self.pictures_help], "forgetting": [self.pictures["forgetting"]],
+                "forgetting.figure": [self.forgetting.figure], "eigen": [self.pictures["eigen"]],
+                "forgetting.all_but_linear": others("linear"),
+                "forgetting.correcting": [x for v in correcting for x in curve(v)],
+                "forgetting.rwkv6": curve("rwkv6"),
+                "eigen.correcting": self.eigen.drawn["correcting"], "eigen.fading": self.eigen.drawn["fading"],
+                "cards.rwkv6": SectionPart(self.card_list, lambda _list: [self._cards["rwkv6"]["text"]])}
+
     def controls(self):
         select = pn.widgets.Select.from_param(self.store.param.arch, name=_("Model in the skeleton"),
                                               options={label(v): v for v in ARCHITECTURES},
@@ -197,9 +212,7 @@ class ArchitecturesView(DashboardView):
         return [select]
 
     def __panel__(self):
-        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
-        pictures = pn.FlexBox(main(self.forgetting.figure, (0, 12, 8, 0)), main(self.eigen.figure, (0, 0, 8, 0)),
-                              sizing_mode="stretch_width")
+        pictures = pn.FlexBox(*self.pictures.values(), sizing_mode="stretch_width")
         return pn.Column(
             title(_("Architectures")), point_box(self.point), pictures, self.pictures_help,
             self.intro, self.lamp, self.rule,

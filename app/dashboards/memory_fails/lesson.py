@@ -3,7 +3,7 @@ perpendicular ones do not, and a changed number muddles the sum rule but not the
 are read off the page's store (model.MemoryStore: its capacity curve and its query-by-query run)."""
 import numpy as np
 
-from app.cards import Card, decimal, nearest, percent
+from app.cards import Card, Guess, decimal, nearest, percent
 from app.i18n import N_, _
 
 SETTINGS = {"rule": "sum", "dk": "16", "keys": "random", "rewrites": "0", "pairs": "24", "query": "1", "seed": "0"}
@@ -53,30 +53,52 @@ def _score(store):
                 percent=percent(store.run.right.mean()), dk=store.d_k)
 
 
-def _curve_texts(view):
-    """The texts that give the curve's numbers at d_k pairs (its error, the share of answers right)."""
-    return view.point, view.curve_text
+def _curve(name):
+    """The true curve `name` of the capacity charts: (pairs, values)."""
+    return lambda store: (np.asarray(store.curve["pairs"], dtype=float), np.asarray(store.curve[name], dtype=float))
+
+
+def _verdicts_said(store):
+    """The line over «Every query at this N»: how many of the queries are answered wrong."""
+    wrong = int(np.sum(~store.run.right))
+    return [_("Answered wrong: {wrong} of {n}.").format(wrong=wrong, n=len(store.run.targets))]
+
+
+# what every card holds back: the texts under the title and the charts, which give the curves' numbers
+TEXTS = ("point", "curve_text")
+SKETCH_ERRORS = N_("Draw on «Recall error» the line you expect, from 1 pair to the last; then press «Show the real "
+                   "line».")
 
 
 def recall_card(setup, prompt, observe):
-    """A card that asks how many questions get their number back; `observe` is a msgid filled with the score."""
+    """A card that asks how many questions get their number back: the student sketches «Answers right» first; `observe`
+    is a msgid filled with the score."""
     return Card(setup=setup, prompt=prompt, choices=HOW_MANY, correct=_how_many,
-                observe=lambda store: _(observe).format(**_score(store)), veil=_curve_texts)
+                observe=lambda store: _(observe).format(**_score(store)),
+                guess=Guess("accuracy.figure", _curve("accuracy")), look=("accuracy",),
+                press=N_("Draw on «Answers right» the share of right answers you expect, from 1 pair to 16; then "
+                         "press «Show the real line»."),
+                hides=(*TEXTS, "errors.error", "errors.best", "accuracy.curve", "queries.verdicts"),
+                answer=_verdicts_said)
 
 
 CARDS = (
     Card(setup=SETTINGS,
-         prompt=N_("Each label (key) here is a list of 16 numbers (d_k = 16). The dashed line in «Recall error» is the "
-                   "best that any simple read-out could do. Up to how many pairs does it stay at zero, with no "
-                   "mistake at all?"),
+         prompt=N_("Each label (key) here is a list of 16 numbers (d_k = 16). The best that any simple read-out "
+                   "could do will be the dashed line of «Recall error». Up to how many pairs will it stay at zero, "
+                   "with no mistake at all?"),
          choices=tuple(str(n) for n in BOUND_CHOICES),
          correct=lambda store: nearest(BOUND_CHOICES, _bound_zero(store)), observe=_bound_text,
-         veil=_curve_texts),
+         guess=Guess("errors.figure", _curve("bound")), look=("errors",), press=SKETCH_ERRORS,
+         hides=(*TEXTS, "errors.bound", "errors.best", "errors.error", "accuracy.curve", "markers.dk"),
+         answer=lambda store: []),
     Card(setup=SETTINGS,
-         prompt=N_("The orange-red line is what this summary really does, with labels pointing in random directions. "
-                   "With fewer pairs than 16, is it at zero too?"),
+         prompt=N_("The orange-red line of «Recall error» will be what this summary really does, with labels "
+                   "pointing in random directions. With fewer pairs than 16, will it be at zero too?"),
          choices=(N_("Yes, zero up to 16 pairs"), N_("No, above zero from the first few pairs")),
-         correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text, veil=_curve_texts),
+         correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text,
+         guess=Guess("errors.figure", _curve("error")), look=("errors",), press=SKETCH_ERRORS,
+         hides=(*TEXTS, "errors.error", "accuracy.curve"), answer=lambda store: []),
     recall_card(PERPENDICULAR,
                 N_("Now the 16 labels are perpendicular to each other, like the columns of the summary. With 16 "
                    "pairs, how many questions get their number back?"),

@@ -5,7 +5,7 @@ import numpy as np
 import panel as pn
 
 from app.components.controls import example_input
-from app.components.later import Later, in_section
+from app.components.later import Later, SectionPart, in_section
 from app.components.plots import RowsPicture
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
@@ -27,7 +27,7 @@ QUERY_HEIGHT = {372: 1410, 750: 1325, 996: 1310}
 TRAINED_HEIGHT = {372: 2850, 750: 1505, 996: 1430}
 DETAIL_CSS = """
 :host { font-size: 18px; color: #1f2933; }
-.ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
+.ok { color: #0072b2; font-weight: 700; } .bad { color: #a04000; font-weight: 700; }   /* 4.5:1 and more on white */
 .muted { color: #52606d; font-size: 16px; }
 """
 
@@ -80,6 +80,8 @@ class MemoryView(DashboardView):
         self.point_text = Explanation(session, sizing_mode="stretch_width")
         self.point = point_box(self.point_text)
         self.curve_text = Explanation(session, sizing_mode="stretch_width")   # 1220 px overflowed at 1366
+        self.chart_columns = {name: pn.Column(pn.pane.Bokeh(chart.figure), css_classes=["main-picture"], margin=(0, 4))
+                              for name, chart in (("errors", self.charts.errors), ("accuracy", self.charts.accuracy))}
 
         store.param.watch(self._draw_curve, ["curve"])
         # 2. query by query and 3. the trained models, under the first screen: made when the visitor scrolls
@@ -94,7 +96,8 @@ class MemoryView(DashboardView):
         pn.state.onload(store.open_details)
         self._draw_curve()
 
-    queries, weights, parts, detail = (in_section(0, name) for name in ("queries", "weights", "parts", "detail"))
+    queries, weights, readout_parts, detail = (in_section(0, name)
+                                               for name in ("queries", "weights", "parts", "detail"))
     trained, trained_status = (in_section(1, name) for name in ("trained", "trained_status"))
 
     @property
@@ -104,6 +107,18 @@ class MemoryView(DashboardView):
     @property
     def capacity_map(self):
         return self.details[1].section()
+
+    def parts(self):
+        errors, accuracy = self.charts.errors, self.charts.accuracy
+        series = lambda picture, key, *names: [*(picture.renderers[n] for n in (key, *names)), picture.items[key]]
+        return {"point": [self.point_text], "curve_text": [self.curve_text],
+                "errors": [self.chart_columns["errors"]], "errors.figure": [errors.figure],
+                "errors.bound": series(errors, "bound"), "errors.best": series(errors, "best"),
+                "errors.error": series(errors, "error", "error_dots"),
+                "markers.dk": [marker for marker, _chosen in self.charts.markers],
+                "accuracy": [self.chart_columns["accuracy"]], "accuracy.figure": [accuracy.figure],
+                "accuracy.curve": series(accuracy, "accuracy", "accuracy_dots"),
+                "queries.verdicts": SectionPart(self.lower[0], lambda q: [q.detail, *q.queries.figure.renderers])}
 
     # -- controls
 
@@ -150,8 +165,7 @@ class MemoryView(DashboardView):
             title(_("Where memory fails")),
             self.intro,
             self.point,
-            pn.FlexBox(*(pn.Column(pn.pane.Bokeh(chart.figure), css_classes=["main-picture"], margin=(0, 4))
-                         for chart in (self.charts.errors, self.charts.accuracy)), sizing_mode="stretch_width"),
+            pn.FlexBox(*self.chart_columns.values(), sizing_mode="stretch_width"),
             self.curve_text,
             heading(_("One query taken apart")),
             self.lower[0],

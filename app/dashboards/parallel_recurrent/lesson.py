@@ -2,7 +2,7 @@
 one way to another, every column may fade at its own speed, and what is left between them is rounding.
 Answers are read off the page's store (model.FormsStore: its Comparison; not the measured cost, which
 comes later and only on request)."""
-from app.cards import Card
+from app.cards import Card, plain
 from app.i18n import N_, _, ngettext
 
 FORMS = {"variant": "retnet", "T": "64", "chunk": "16", "seed": "0", "t": "0"}
@@ -35,6 +35,32 @@ def _same_text(store):
     return _("Where all three have answered, the strips look alike, because they are: for {model} the largest "
              "difference between two ways is {error} of the size of the answers, a speck of rounding.").format(
         model=running_name(store.variant), error=scientific(_worst(store)))
+
+
+def _worst_said(store, dtype="float32"):
+    """The largest difference between two ways, as the page writes it."""
+    from app.dashboards.parallel_recurrent.pictures import scientific
+    return [scientific(_worst(store, dtype))]
+
+
+def _same_said(store):
+    """The largest difference, and the page's introduction, whose heading says the three ways answer the same."""
+    from app.dashboards.parallel_recurrent.view import INTRO_PLAIN
+    return [*_worst_said(store), plain(_(INTRO_PLAIN))]
+
+
+def _chunked_title(store):
+    """The chunked strip's title at the first step (how many words it has answered)."""
+    from app.dashboards.parallel_recurrent.model import answered
+    from app.dashboards.parallel_recurrent.view import FormsView
+    T, C = store.comparison.length, store.comparison.chunk_size
+    return [FormsView._strip_title("chunked", T, C, int(answered("chunked", T, C)[0]))]
+
+
+# cards 1 and 3 ask whether the strips agree: the words that say so (the introduction's heading too), and the
+# differences further down (the magnified difference's scale, the table), wait until the chunked way has answered
+# every word
+COMPARED = ("point", "intro", "outputs_text", "differences", "differences.table")
 
 
 def _steps_of(store, form):
@@ -75,20 +101,22 @@ CARDS = (
                    "have answered, are their answers the same?"),
          choices=SAME, correct=_same, at=_all_answered,
          press=N_("Press ▶ Play and compare the three strips as they fill up."), observe=_same_text,
-         veil=lambda view: (view.point, view.outputs_text)),       # the strips' words say they are the same
+         hides=COMPARED, look=("strips",), answer=_same_said),
     Card(setup={**FORMS, "chunk": "64"},
          prompt=N_("Now each block is as long as the whole text: 64 words. Which way does the chunked way "
                    "become?"),
-         choices=BECOMES, correct=_becomes, observe=_becomes_text),
+         choices=BECOMES, correct=_becomes, observe=_becomes_text,
+         hides=("point", "chunked"), look=("strips",), answer=_chunked_title),   # the chunked strip at the choice
     Card(setup={**FORMS, "variant": "gla"},
          prompt=N_("In GLA every column of the summary fades at its own speed, so the parallel way needs one table "
                    "per column. Does it still give the same answers as the recurrent way?"),
          choices=SAME, correct=_same, at=_all_answered,
          press=N_("Press ▶ Play and compare the strips again."), observe=_same_text,
-         veil=lambda view: (view.outputs_text,)),
+         hides=COMPARED, look=("strips",), answer=_same_said),
     Card(setup=FORMS,
          prompt=N_("The differences between the ways are tiny, but not zero. If every number carried twice as many "
                    "digits (float64 instead of float32), the differences would…"),
-         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=lambda view: (view.outputs_section,),
-         veil=lambda view: (view.table, view.outputs_text)),                  # both give float64's differences
+         choices=SHRINK, correct=_shrink, observe=_shrink_text, look=("outputs_section",),
+         hides=("differences.table", "outputs_text"),                          # both give float64's differences
+         answer=lambda store: _worst_said(store, "float64")),
 )

@@ -8,7 +8,7 @@ from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
 from app.components.browser import callback
 from app.components.controls import sidebar_label
-from app.components.later import Later, in_section
+from app.components.later import Later, SectionPart, in_section
 from app.components.player import Player
 from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -18,9 +18,22 @@ from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST
                                                      steps_needed)
 from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
                                                         comparison_table, scientific)
-from app.i18n import _, browser_locale, format_number, ngettext
+from app.i18n import N_, _, browser_locale, format_number, ngettext
 from app.variants import REGISTRY
 
+# the page's introduction at level Elementare (a lesson card holds it back: its heading answers cards 1 and 3)
+INTRO_PLAIN = N_(
+    "**Three ways to compute, the same answers.** A linear-attention layer can be computed in three "
+    "ways. **Recurrent**: word after word, keeping only a small summary, like reading a book with a "
+    "notepad. **Parallel**: all words at once, as one big table of who looks at whom: fast on a "
+    "graphics card, but the table grows with the square of the length. **Chunked**: cut the "
+    "sequence into pieces; inside a piece work like the parallel way, from one piece to the next "
+    "pass the summary along like the recurrent one.\n\n"
+    "One table is enough when the fading is one number per word (RetNet, Mamba-2). When each column "
+    "of the summary fades at its own speed (GLA, RWKV), the parallel way needs one such table per "
+    "column and adds up what they give.\n\n"
+    "Below, the same random input goes through the three ways: compare what comes out, see the "
+    "table the parallel way builds, and measure what each one costs.")
 STATUS_CSS = ":host { font-size: 16px; color: #3e4c59; } .busy { color: #b42318; }"
 # the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
 # projector's 996 with the sidebar open), held by their markers until they are made
@@ -40,18 +53,7 @@ class FormsView(DashboardView):
         store, session = self.store, self.session
 
         self.intro = Explanation(session, sizing_mode="stretch_width")
-        self.intro.elementare = _(
-            "**Three ways to compute, the same answers.** A linear-attention layer can be computed in three "
-            "ways. **Recurrent**: word after word, keeping only a small summary, like reading a book with a "
-            "notepad. **Parallel**: all words at once, as one big table of who looks at whom: fast on a "
-            "graphics card, but the table grows with the square of the length. **Chunked**: cut the "
-            "sequence into pieces; inside a piece work like the parallel way, from one piece to the next "
-            "pass the summary along like the recurrent one.\n\n"
-            "One table is enough when the fading is one number per word (RetNet, Mamba-2). When each column "
-            "of the summary fades at its own speed (GLA, RWKV), the parallel way needs one such table per "
-            "column and adds up what they give.\n\n"
-            "Below, the same random input goes through the three ways: compare what comes out, see the "
-            "table the parallel way builds, and measure what each one costs.")
+        self.intro.elementare = _(INTRO_PLAIN)
         self.intro.superiore = _(
             "One layer, three schedules of the same sum. **Recurrent**: $S_t = S_{t-1} A_t + v_t k_t^\\top$, "
             "$o_t = S_t q_t$, with $O(T d^2)$ work and a state of fixed size. **Parallel**: unrolling the "
@@ -125,6 +127,17 @@ class FormsView(DashboardView):
     mask_picture, mask_note, mask_section = (in_section(1, name) for name in ("picture", "note", "layout"))
     count_picture, cost_picture, measure_button, status, cost_section = (
         in_section(2, name) for name in ("count_picture", "cost_picture", "measure_button", "status", "layout"))
+
+    def parts(self):
+        chunked = self.output_pictures["chunked"]
+        difference = lambda d: [d.difference.renderer, d.difference.figure.title,
+                                d.difference.figure.select_one(ColorBar)]
+        return {"point": [self.point], "intro": [self.intro], "outputs_text": [self.outputs_text],
+                "player": [self.player],
+                "strips": [self.strips_section], "chunked": [chunked.renderer, chunked.figure.title],
+                "differences": SectionPart(self.lower[0], difference),
+                "differences.table": SectionPart(self.lower[0], lambda d: [d.table]),
+                "outputs_section": SectionPart(self.lower[0], lambda d: [d.layout])}
 
     def controls(self):
         store = self.store

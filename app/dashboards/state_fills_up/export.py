@@ -67,7 +67,7 @@ class StatePage(PageExport):
         else:
             result = store.result
             strip = strip_from_html(texts.token_strip(result), t)
-            caption = plain(texts.memory_line(result, t)) + plain(texts.answer_html(result, t))
+            caption = plain(texts.memory_line(result, t)) + plain(texts.readout_html(result, t))
         return Scene(self.title(), panels, strip=strip, caption=caption, step=self.step(t), footer=self.footer())
 
     def table_pictures(self):

@@ -1,6 +1,6 @@
 """The lesson of "The state fills up": a column per name, a number that changes (added, then corrected),
 and more names than columns. Answers are read off the page's run (state_fills_up.model)."""
-from app.cards import Card, percent
+from app.cards import Card, percent, plain
 from app.i18n import N_, _
 
 
@@ -51,10 +51,24 @@ def _crowded_text(store):
         answer=answer.value, percent=percent(answer.similarity), sharer=sharer)
 
 
-def _readout(view):
-    """The read-out's answer line: at a writing step it reads back the number just written («Anna: 21 ✓»),
-    which next to a card's question looks like its answer."""
-    return view.heads[0].answer
+def _said(name):
+    """The page's line under the player when «name?» is asked: what the memory answers there."""
+    def said(store):
+        from app.dashboards.state_fills_up.texts import step_caption
+        return [plain(step_caption(store.result, _asked(store, name)[0]))]
+    return said
+
+
+def _last_said(store):
+    from app.dashboards.state_fills_up.texts import step_caption
+    return [plain(step_caption(store.result, store.length() - 1))]
+
+
+def _rule_said(store):
+    """The model's rule above the strip, as the page writes it: for DeltaNet, that new information replaces the old."""
+    from app.variants import REGISTRY
+    record = REGISTRY[store.result.variant]
+    return [plain(f"**{_(record.label)}.** " + _(record.rule)), *_said("Anna")(store)]
 
 
 def _all_right(store):
@@ -71,7 +85,7 @@ CARDS = (
          correct=lambda store: 0 if _all_right(store)[0] == _all_right(store)[1] else 1,
          at=lambda store: store.length() - 1,
          press=N_("Press ▶ Play (or → step by step) and watch the answers under the questions."),
-         veil=lambda view: (_readout(view),),
+         answer=_last_said,
          observe=lambda store: _("{right} of {asked} right: with a column each, no pair gets in another's "
                                  "way.").format(right=_all_right(store)[0], asked=_all_right(store)[1])),
     Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "overwrite",
@@ -82,7 +96,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
-         veil=lambda view: (_readout(view),),
+         answer=_said("Anna"),
          observe=_changed_text),
     Card(setup={"mode": "mechanism", "variant": "deltanet", "source": "preset", "preset": "overwrite",
                 "keys": "perpendicular", "heads": "1", "beta": "1", "t": "0"},
@@ -92,7 +106,7 @@ CARDS = (
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
-         veil=lambda view: (view.rule, _readout(view)),
+         hides=("rule",), look=("removed",), answer=_rule_said,
          observe=_changed_text),
     Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "crowd",
                 "keys": "perpendicular", "heads": "1", "t": "0"},
@@ -102,6 +116,6 @@ CARDS = (
          else 1,
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
-         veil=lambda view: (_readout(view),),
+         look=("memory",), answer=_said("Anna"),
          observe=_crowded_text),
 )

@@ -308,3 +308,12 @@ def prediction_html(run, t):
     if predicted != expected:
         answer += " " + html.escape(_("(the right answer is {value})").format(value=token_label(expected, vocab)))
     return f'{label} {answer} <span class="muted">({sure})</span><br>{score}'
+
+
+def readout_html(result, t):
+    """The line under the read-out at token t: the answer at a question. At a write the read-out only reads back
+    the pair just written (the token's label is its query), which answers nothing that was asked: it is not shown
+    as an answer."""
+    if result.tokens[t].kind == "ask":
+        return answer_html(result, t)
+    return '<span class="muted">%s</span>' % html.escape(_("Nothing is asked at this step."))

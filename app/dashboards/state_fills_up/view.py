@@ -12,6 +12,7 @@ import panel as pn
 from app import mechanism
 from app.components.code import CODE_CSS, source_html
 from app.components.controls import example_input, mechanism_knobs, sidebar_label, sidebar_note
+from app.components.later import SectionPart
 from app.components.player import FrameText, Player
 from app.components.text import TEXT_CSS, Explanation, point_box
 from app.dashboards.base import DashboardView, title
@@ -19,8 +20,9 @@ from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds
 from app.dashboards.state_fills_up.pictures import HeadPanel
 from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA,
                                                  TRAINED_STRIP_PLAIN,
-                                                 about_checkpoint, answer_html, failure_message, memory_line,
-                                                 prediction_html, problem_messages, step_caption, token_strip,
+                                                 about_checkpoint, failure_message, memory_line,
+                                                 prediction_html, problem_messages, readout_html, step_caption,
+                                                 token_strip,
                                                  trained_memory_line,
                                                  trained_strip)
 from app.i18n import _, current_language
@@ -154,6 +156,12 @@ class StateView(DashboardView):
         return [mode_label, mode, variant, layer_label, layer, source_label, source, mqar_note, preset, pairs, example,
                 text, keys_label, keys, heads_label, heads, alpha, beta, seed]
 
+    def parts(self):
+        head = self.heads[0] if self.heads else None
+        removed = SectionPart(head.rest, lambda _row: [head.cards["removed"]]) if head and head.rest else []
+        return {"rule": [self.rule], "player": [self.player], "strip": [self.strip], "caption": [self.caption],
+                "memory": [self.memory], "readout": [head.answer] if head else [], "removed": removed}
+
     def __panel__(self):
         # the point first: what the token does, then the memory and its answer; how to read it below
         return pn.Column(title(_("The state fills up")), self.rule, self.strip, point_box(self.caption), self.player,
@@ -277,7 +285,7 @@ class StateView(DashboardView):
                 "strip": token_strip(result),
                 "captions": ["<p>%s</p>" % html.escape(step_caption(result, i)) for i in steps],
                 "memory": [memory_line(result, i) for i in steps],
-                "answers": [answer_html(result, i) for i in steps]})
+                "answers": [readout_html(result, i) for i in steps]})
             self.strip.show([""] * length, html=texts["strip"], t=t)
             self.caption.show(texts["captions"], t=t)
             self.memory.show(texts["memory"], t=t)

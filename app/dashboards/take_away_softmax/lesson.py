@@ -3,7 +3,7 @@ summary once the softmax is gone, a summary that keeps its size, and the two ord
 on a short text. Answers are read off the page's store (model.SoftmaxStore: its run and its counts)."""
 import numpy as np
 
-from app.cards import Card, nearest
+from app.cards import Card, Guess, nearest, plain
 from app.i18n import N_, _, format_number
 
 SENTENCE = {"attention": "softmax", "t": "0"}
@@ -56,6 +56,40 @@ def _size_text(store):
              "new word.").format(numbers=run.states[-1].size + run.sums[-1].size, T=T, d=d, notes=2 * d * T)
 
 
+def _caption(store, t):
+    """The line under the player at word t (the page's own, at level Elementare)."""
+    from app.dashboards.take_away_softmax.texts import captions
+    from app.dashboards.take_away_softmax.view import sentence_words
+    return plain(captions(store.run, sentence_words(), superiore=False)[t])
+
+
+def _same_said(store):
+    """What the page says once the second word is reached: its line, and the point that the answers agree."""
+    from app.dashboards.take_away_softmax.texts import POINT
+    return [_caption(store, 1), plain(_(POINT["linear", "elementare"]))]
+
+
+def _size_said(store):
+    """The words under the summary's picture, the page's point, and the trade-off (a memory that never grows)."""
+    from app.dashboards.take_away_softmax.texts import MEMORY_HELP, POINT, TRADE_OFF
+    return [plain(_(MEMORY_HELP["linear", "elementare"])), plain(_(POINT["linear", "elementare"])),
+            plain(_(TRADE_OFF["elementare"]))]
+
+
+def _table_curve(store):
+    """The table-first order's multiply-adds at each length of the cost picture."""
+    from app.dashboards.take_away_softmax.model import LENGTHS, cost_curves
+    return np.array(LENGTHS, dtype=float), np.asarray(cost_curves(store.dim)["parallel"], dtype=float)
+
+
+# cards 4 and 5: the table-first line, its dot and its count wait for the student's sketch of it
+COST = dict(guess=Guess("cost.figure", _table_curve), look=("cost",),
+            press=N_("Draw on «Work for T words» how the table-first work grows with the length T (the summary-first "
+                     "line is drawn), then press «Show the real line»."),
+            hides=("cost.table", "counts", "cost_help"),
+            answer=lambda store: [format_number(store.counts["parallel"])])
+
+
 def _cheaper(store):
     parallel, recurrent = store.counts["parallel"], store.counts["recurrent"]
     return 2 if parallel == recurrent else 1 if recurrent < parallel else 0
@@ -80,23 +114,24 @@ CARDS = (
          prompt=N_("With the softmax every word looks at itself and at every word before it, giving each a "
                    "share. For these 8 words, how many shares does the table hold?"),
          choices=tuple(str(n) for n in CELL_CHOICES),
-         correct=lambda store: nearest(CELL_CHOICES, _cells(store)), observe=_cells_text),
+         correct=lambda store: nearest(CELL_CHOICES, _cells(store)), observe=_cells_text,
+         hides=("table.cells",), look=("table",), answer=lambda store: []),       # the cells are drawn at the choice
     Card(setup=LINEAR,
          prompt=N_("Now the softmax is gone (φ = elu + 1). Word by word, each answer is also computed from a small "
                    "summary (state), without the table. Is it the same answer as the table's?"),
-         choices=SAME, correct=_same, at=lambda store: store.run.length - 1,
+         choices=SAME, correct=_same, at=lambda store: 1,
          press=N_("Press ▶ Play and read the line under the player at every word."), observe=_same_text,
-         veil=lambda view: (view.point, view.caption)),
+         hides=("point", "caption"), look=("player",), answer=_same_said),
     Card(setup=LINEAR,
          prompt=N_("While the 8 words go by, what does the summary (state) do?"),
          choices=SIZE, correct=_size, at=lambda store: store.run.length - 1,
          press=N_("Press ▶ Play and watch the picture «Summary: S and z»."), observe=_size_text,
-         veil=lambda view: (view.point,)),
+         hides=("point", "memory_help", "trade_off"), look=("memory",), answer=_size_said),
     Card(setup={**SENTENCE, "T": "1024", "d": "64"},
          prompt=N_("A text of 1,024 words, with labels of 64 numbers. Which order does less work: the table first "
                    "(who looks at whom), or the summary first?"),
-         choices=CHEAPER, correct=_cheaper, observe=_cost_text),
+         choices=CHEAPER, correct=_cheaper, observe=_cost_text, **COST),
     Card(setup={**SENTENCE, "T": "32", "d": "256"},
          prompt=N_("Now a short text of 32 words, with labels of 256 numbers. Which order does less work now?"),
-         choices=CHEAPER, correct=_cheaper, observe=_cost_text),
+         choices=CHEAPER, correct=_cheaper, observe=_cost_text, **COST),
 )

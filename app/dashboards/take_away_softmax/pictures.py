@@ -13,7 +13,7 @@ from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, Fixe
 
 from app.components.browser import callback
 from app.components.curves import BLUE, VERMILLION
-from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, frame_filter, quantize, set_frame,
+from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize, set_frame,
                                   new_figure, style_figure)
 from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
@@ -33,9 +33,11 @@ class CellsPicture:
         view = CDSView(filter=self.cell_filter)
         boxes = self.figure.rect("x", "y", width=1, height=1, source=self.cells, view=view, fill_color="fill",
                                  fill_alpha="alpha", line_color="white", line_width=1, level="overlay")
-        self.text = self.figure.text("x", "y", text="label", source=self.cells, view=CDSView(filter=self.cell_filter),
-                                     text_align="center", text_baseline="middle", text_font_size="11pt",
-                                     text_color="ink", text_font_style="style", level="overlay").glyph
+        numbers = self.figure.text("x", "y", text="label", source=self.cells, view=CDSView(filter=self.cell_filter),
+                                   text_align="center", text_baseline="middle", text_font_size="11pt",
+                                   text_color="ink", text_font_style="style", level="overlay")
+        self.text = numbers.glyph
+        self.drawn = [boxes, numbers]                 # the cells and their numbers (a lesson card may hold them back)
         self.outline = ColumnDataSource({"left": [], "right": [], "top": [], "bottom": []}, syncable=False)
         self.outline_filter = frame_filter()
         self.figure.quad(left="left", right="right", top="top", bottom="bottom", source=self.outline,
@@ -47,6 +49,8 @@ class CellsPicture:
         for span in self.splits.values():
             self.figure.add_layout(span)
         self.figure.xaxis.ticker, self.figure.yaxis.ticker = FixedTicker(ticks=[]), FixedTicker(ticks=[])
+        for axis in (self.figure.xaxis, self.figure.yaxis):     # the words and numbers of the rows: every one drawn
+            axis.major_label_policy = all_labels()
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
     def set_grid(self, rows, cols, x_labels, y_labels, *, font="11pt", split_col=None, split_row=None):
@@ -106,13 +110,14 @@ class CostPicture:
         self.figure.yaxis.formatter = powers_of_ten()
         self.figure.grid.visible = True
         self.figure.grid.grid_line_alpha = 0.35
-        self.lines, self.dots, self.items = {}, {}, {}
+        self.lines, self.dots, self.items, self.drawn = {}, {}, {}, {}
         for form, color, marker in (("parallel", BLUE, "square"), ("recurrent", VERMILLION, "circle")):
             self.lines[form] = ColumnDataSource({"T": [], "count": []})
             self.dots[form] = ColumnDataSource({"T": [], "count": []})
             line = self.figure.line("T", "count", source=self.lines[form], color=color, line_width=3)
             dot = self.figure.scatter("T", "count", source=self.dots[form], color=color, size=13, marker=marker)
             self.items[form] = LegendItem(label=value(""), renderers=[line, dot])
+            self.drawn[form] = [line, dot, self.items[form]]
         self.figure.add_layout(Legend(items=list(self.items.values()), label_text_font_size=LABEL_SIZE, padding=2,
                                       spacing=2, border_line_alpha=0, click_policy="none"), "below")
         self.now = Span(location=LENGTHS[0], dimension="height", line_color="#52606d", line_dash="dashed",

@@ -74,6 +74,12 @@ class SoftmaxView(DashboardView):
         self.trade_off = point_box(Explanation(session, elementare=_(TRADE_OFF["elementare"]),
                                                superiore=_(TRADE_OFF["superiore"])))
         self.trade_off.css_classes = ["trade-off"]
+        card = lambda picture, *below, width: pn.Column(
+            pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
+            width=width, margin=(0, 8, 8, 0))
+        self.cards = {"table": card(self.table, self.table_help, width=340),
+                      "memory": card(self.memory, self.memory_help, width=290),
+                      "cost": card(self.cost, pn.Column(self.counts, css_classes=["counts"], margin=0), width=340)}
 
         store.param.watch(self._send_run, "run")
         store.param.watch(self._draw_cost, "counts")
@@ -91,16 +97,18 @@ class SoftmaxView(DashboardView):
                                                      sizing_mode="stretch_width")
         return [length, sidebar_label(_("Numbers per label d")), dim]
 
+    def parts(self):
+        return {"point": [self.point], "caption": [self.caption], "player": [self.player],
+                "table": [self.cards["table"]], "table.cells": self.table.drawn, "memory": [self.cards["memory"]],
+                "memory_help": [self.memory_help], "cost": [self.cards["cost"]], "cost.figure": [self.cost.figure],
+                "cost.table": self.cost.drawn["parallel"], "counts": [self.counts], "cost_help": [self.cost_help],
+                "trade_off": [self.trade_off]}
+
     def __panel__(self):
-        card = lambda picture, *below, width: pn.Column(
-            pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
-            width=width, margin=(0, 8, 8, 0))
-        counts = pn.Column(self.counts, css_classes=["counts"], margin=0)
         # the trade-off beside the pictures on a wide screen, under them on a projector
         after = pn.Column(self.trade_off, self.cost_help, sizing_mode="stretch_width", margin=0,
                           styles={"flex": "1 1 330px"})
-        cards = pn.FlexBox(card(self.table, self.table_help, width=340), card(self.memory, self.memory_help, width=290),
-                           card(self.cost, counts, width=340), after, sizing_mode="stretch_width")
+        cards = pn.FlexBox(*self.cards.values(), after, sizing_mode="stretch_width")
         return pn.Column(title(_("Take away the softmax")), point_box(self.point),
                          pn.Row(self.switch, self.strip, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
                          self.player, self.caption,

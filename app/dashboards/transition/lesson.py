@@ -3,7 +3,7 @@ keeps the old number, correcting (β) gives the new one, forgetting (α) gives i
 pair; then three models side by side. Answers are read off the page's store (model.TransitionStore)."""
 import numpy as np
 
-from app.cards import Card, percent
+from app.cards import Card, percent, plain
 from app.i18n import N_, _, ngettext
 
 KNOBS = {"preset": "update", "seed": "0", "gate": "none", "alpha": "0.9", "beta": "0",
@@ -87,12 +87,25 @@ def _compared_text(store):
         for c in store.compared) + "."
 
 
-# cards 1-3 ask what a question gets: the answers under the pictures, and the similarity chart's colours and
-# dots (the summary's choice), stay hidden until a choice; its framed right numbers stay. The pictures come up
-# under the card (below the first screen at 1366 × 768 otherwise), with the row of buttons above them (the
-# knobs' models) when the screen has room for both, rather than half of it under the card
-ASKED = dict(veil=lambda view: [view.answers, view.recall.image, view.recall.dots],
-             look=lambda view: [view.picture_cards[2]], lead=lambda view: [view.jump_row])
+def _answers_said(store):
+    """The answers under «What each answer matches», as the page writes them."""
+    from app.dashboards.transition.pictures import answers_html
+    return [plain(answers_html(store.knob.recall))]
+
+
+def _scores_said(store):
+    """The three small multiples' scores and answers, as the page writes them."""
+    from app.dashboards.transition.pictures import answers_html
+    return [plain(answers_html(c.recall, compact=True)) for c in store.compared]
+
+
+# cards 1-3 ask what a question gets: the answers under the pictures, the similarity chart's colours and dots (the
+# summary's choice), and the small multiples' scores further down stay back until a choice; the chart's framed
+# right numbers stay. The pictures come up under the card (below the first screen at 1366 × 768 otherwise), with
+# the row of buttons above them (the knobs' models) when the screen has room for both, rather than half of it under
+# the card
+ASKED = dict(hides=("answers", "recall.colours", "smalls.scores"), look=("recall",), lead=("jumps",),
+             answer=_answers_said)
 
 CARDS = (
     Card(setup=KNOBS,
@@ -112,5 +125,5 @@ CARDS = (
                    "attention, Mamba-2 and DeltaNet. How many of them answer all four questions right?"),
          choices=(N_("none"), N_("one"), N_("two"), N_("all three")),
          correct=lambda store: sum(_all_right(store)), observe=_compared_text,
-         look=lambda view: [small["card"] for small in view.small]),
+         hides=("smalls.scores",), look=("smalls",), answer=_scores_said),
 )

@@ -5,7 +5,7 @@ import html
 import numpy as np
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d
 
-from app.components.plots import PALETTE, TICK_SIZE, number_format, new_figure, style_figure
+from app.components.plots import PALETTE, TICK_SIZE, all_labels, number_format, new_figure, style_figure
 from app.components.text import SCROLL_BOX_CSS, inline_html, scroll_box
 from app.i18n import _, current_language, ngettext
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
@@ -37,6 +37,8 @@ class RecallPicture:
         self.figure.add_tools(HoverTool(tooltips=[("cos", "@image{0.00}")], renderers=[self.image]))
         self.figure.xaxis.ticker = self.x_ticks = FixedTicker(ticks=[])    # one tick per cell, relabelled
         self.figure.yaxis.ticker = self.y_ticks = FixedTicker(ticks=[])
+        for axis in (self.figure.xaxis, self.figure.yaxis):     # the questions and the numbers: every one drawn
+            axis.major_label_policy = all_labels()
 
     def show(self, recall):
         questions, candidates = recall.questions, recall.candidates

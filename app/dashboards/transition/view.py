@@ -6,7 +6,7 @@ import numpy as np
 import panel as pn
 
 from app.components.controls import mechanism_knobs, sidebar_label
-from app.components.later import Later
+from app.components.later import Later, SectionPart
 from app.components.plots import MatrixPicture
 from app.components.style import LAMP_CSS
 from app.components.text import TEXT_CSS, Explanation, point_box
@@ -198,6 +198,12 @@ class TransitionView(DashboardView):
         store.param.watch(gray_out, "gate")
         gray_out()
         return [preset, sidebar_label(_("Gate")), gate, alpha, beta, seed]
+
+    def parts(self):
+        small = lambda key: SectionPart(self.smalls, lambda _section: [s[key] for s in self._small])
+        return {"answers": [self.answers], "recall.colours": [self.recall.image, self.recall.dots],
+                "recall": [self.picture_cards[2]], "jumps": [self.jump_row], "smalls": small("card"),
+                "smalls.scores": small("score")}
 
     def _small_multiple(self, slot):
         name = TransitionStore.MODELS[slot]

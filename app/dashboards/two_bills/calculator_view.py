@@ -6,7 +6,7 @@ import panel as pn
 import param
 
 from app.components.controls import sidebar_label
-from app.components.text import SCROLL_BOX_CSS, Explanation, scroll_box
+from app.components.text import FIT_CSS, SCROLL_BOX_CSS, Explanation, scroll_box
 from app.dashboards.base import heading
 from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
 from app.dashboards.two_bills.model import format_bytes, format_power, significant
@@ -54,7 +54,7 @@ class CalculatorView(pn.viewable.Viewer):
         self.chart = MemoryChart(store, language)
         self.table = status_pane(SCROLL_BOX_CSS, margin=(4, 10))
         self.explanation = Explanation(
-            session,
+            session, stylesheets=[FIT_CSS],           # its displayed formula fits the column, presenting too
             elementare=_("A real model pays the same two bills in every layer and every head. Pick a model or "
                          "type its numbers: the notebook (KV cache) grows with the length of the text, the summary "
                          "(state) does not. "

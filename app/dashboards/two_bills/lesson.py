@@ -1,7 +1,9 @@
 """The lesson of "Two bills": where the notebook (KV cache) outgrows the summary (state), what twice the
 text costs in work, which layer is slower with a long text in memory, and a real model's notebook.
 Answers are read off the page's run (model.Generation) and its calculator (calculator.CalculatorStore)."""
-from app.cards import Card, decimal, nearest
+import numpy as np
+
+from app.cards import Card, Guess, decimal, nearest, plain
 from app.i18n import N_, _, format_number
 
 EMPTY = {"variant": "linear", "context": "0", "tokens": "64", "heads": "4", "dim": "64", "seed": "0", "t": "0"}
@@ -94,6 +96,44 @@ def _llama_text(_store):
         n=format_number(calculator.weights_crossing()), state=format_bytes(calculator.state_bytes()))
 
 
+def _point(store):
+    from app.dashboards.two_bills.view import POINT_PLAIN
+    return plain(_(POINT_PLAIN).format(crossing=format_number(store.result.crossing)))
+
+
+def _crossing_said(store):
+    """The page's words for the crossing: the mark on «Memory held while generating», the line under the bills and
+    the point."""
+    from app.dashboards.two_bills.pictures import two_lines
+    crossing = format_number(store.result.crossing)
+    return [" ".join(two_lines(_("from token {n} the cache is bigger").format(n=crossing)).split()),
+            _("The cache has been bigger than the state since token {n}.").format(n=crossing), _point(store)]
+
+
+def _rows(store):
+    """Softmax's multiply-adds for each token read (x), against the token (y): the edge of the work bill's
+    triangle, one row per token."""
+    from app.dashboards.two_bills.model import multiply_adds
+    result = store.result
+    softmax, _state = multiply_adds(result.held, result.heads, result.dim, result.dim)
+    return np.asarray(softmax, dtype=float), np.asarray(result.held, dtype=float)
+
+
+def _work_said(store):
+    from app.dashboards.two_bills.view import WORK_PLAIN
+    return [plain(_(WORK_PLAIN)), _point(store)]
+
+
+def _times_said(store):
+    from app.dashboards.two_bills.view import typical_html
+    return [plain(typical_html(store.result, _times_at(store)))]
+
+
+def _weights_said(_store):
+    from app.dashboards.two_bills.model import format_bytes
+    return [format_bytes(_calculator().weight_bytes())]
+
+
 CARDS = (
     Card(setup=EMPTY,
          prompt=N_("Both memories start empty. At every word softmax attention adds two notes to its notebook (KV "
@@ -106,16 +146,16 @@ CARDS = (
          observe=lambda store: _("From token {n} on the notebook is bigger: {cache} against the summary's {state}. "
                                  "It grows by {step} at every word; the summary stays at {state}.").format(
              **_crossing(store)),
-         veil=lambda view: (view.generation.point, *view.generation.crossing)),
+         hides=("point", "memory.crossing", "typical"), look=("memory",), answer=_crossing_said),
     Card(setup=EMPTY,
          prompt=N_("Softmax compares every new word with all the words before it. Reading twice as many words, "
                    "how much more work (multiply-adds) does it do in all?"),
          choices=(N_("the same"), N_("twice as much"), N_("four times as much")),
          correct=lambda store: nearest(WORK_RATIOS, _ratio(_work(store)["softmax"])),
-         at=lambda store: store.result.tokens - 1,
-         press=N_("Press ▶ Play and watch «The work bill: multiply-adds per token»: the triangle at the halfway token, "
-                  "and at the end."),
-         observe=_work_text, veil=lambda view: (view.generation.point,)),
+         at=lambda store: store.result.tokens - 1, guess=Guess("work.figure", _rows, along="y"),
+         press=N_("Draw on «The work bill: multiply-adds per token» how wide you expect softmax's row to be at each "
+                  "token, from the top down; then press ▶ Play and watch the triangle grow under your line."),
+         observe=_work_text, hides=("point", "work.text"), look=("work",), answer=_work_said),
     Card(setup={**EMPTY, "context": "512"},
          prompt=N_("Now 512 words are already in the notebook before the first new one. Which layer takes "
                    "longer to read each new word?"),
@@ -123,14 +163,12 @@ CARDS = (
          correct=_slower,
          at=_times_at,
          press=N_("Press ▶ Play and read the typical times under the pictures."),
-         observe=_times_text, look=lambda view: (view.generation.status,),
-         veil=lambda view: (view.generation.typical,)),
+         observe=_times_text, hides=("typical",), look=("status",), answer=_times_said),
     Card(setup=LLAMA,
          prompt=N_("A real model, Llama-3.1-8B, reads a book of 131,072 words, with numbers of 2 bytes (bf16). "
                    "Compared with the model's own weights, how much room does its notebook (KV cache) take?"),
          choices=(N_("about a tenth"), N_("about as much"), N_("about ten times as much")),
          correct=lambda _store: nearest(SIZE_RATIOS, _calculator().kv_cache_bytes() / _calculator().weight_bytes(),
                                         log=True),
-         observe=_llama_text, look=lambda view: (view.calculator.results,),
-         veil=lambda view: (view.calculator.weights,)),
+         observe=_llama_text, hides=("calculator.weights",), look=("calculator.results",), answer=_weights_said),
 )

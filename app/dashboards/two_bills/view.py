@@ -9,7 +9,7 @@ import param
 
 from app.components.controls import sidebar_label
 from app.components.curves import BLUE, VERMILLION, CurvesPicture
-from app.components.later import Later
+from app.components.later import Later, SectionPart
 from app.components.player import FrameText, Player
 from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
@@ -19,10 +19,23 @@ from app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES,
                                             GenerationStore, byte_unit, format_bytes, format_ms)
 from app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPicture, bill_html, crossing_mark,
                                                show_crossing, status_pane)
-from app.i18n import _, current_language, format_number
+from app.i18n import N_, _, current_language, format_number
 from app.urlstate import read_query
 from app.variants import REGISTRY, running_name
 
+# the point, and the words under the work bill, at level Elementare (a lesson card quotes them: two_bills/lesson.py)
+POINT_PLAIN = N_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for every "
+                 "word it has read (solid line, first picture): from token {crossing} on they take more room "
+                 "than the fixed-size summary (dashed line), and they keep growing. Its work grows faster "
+                 "still (second picture): each new word is compared with all the words before it, so twice "
+                 "the text is four times the work (the triangle), while the summary does the same fixed "
+                 "update for every word (the strip).")
+WORK_PLAIN = N_("One row per word read, from the top down, as wide as the multiplications it costs. "
+                "Softmax compares each new word with all the words before it, so its rows get longer and "
+                "longer and make a triangle: half of the square table of every word against every word. "
+                "Twice the text, four times the area. The summary costs the same for every word: its "
+                "rows make a strip. With few words the strip is wider; past the dashed line the "
+                "triangle wins, and it keeps widening.")
 # the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
 # projector's 996 with the sidebar open), held by their markers until they are made
 MEASURED_HEIGHT = {372: 1384, 750: 1261, 996: 704}
@@ -66,6 +79,15 @@ class TwoBillsView(DashboardView):
 
     def controls(self):
         return self.generation.controls()
+
+    def parts(self):
+        g, calculator = self.generation, self._calculator
+        weights = lambda c: [c.weights, c.table, c.chart.picture.renderers["weights"], c.chart.picture.items["weights"]]
+        return {"point": [g.point], "player": [g.player], "memory": [g.pictures["memory"]],
+                "memory.crossing": list(g.crossing), "work": [g.pictures["work"]], "work.figure": [g.work.figure],
+                "work.text": [g.work_text], "status": [g.status], "typical": [g.typical],
+                "calculator.results": SectionPart(calculator, lambda c: [c.results]),
+                "calculator.weights": SectionPart(calculator, weights)}
 
     def __panel__(self):
         # the point and its two pictures first (the first screen of a projector), the words after them
@@ -139,13 +161,16 @@ class GenerationView(pn.viewable.Viewer):
         self.memory.label("prefilled", _("already in memory"), ["prefilled", "state_prefilled"])
         self.crossing = crossing_mark(self.memory.figure, "height")
         self.work = WorkPicture(language)
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        self.pictures = {"memory": main(self.memory.figure, (0, 12, 6, 0)),
+                         "work": main(self.work.figure, (0, 0, 6, 0))}
         self.point = Explanation(session)
 
         self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
         # the typical times on a line of their own: a lesson card asks which layer is slower before they show
         self.typical = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.setup = status_pane(margin=(0, 10))
-        memory_text = Explanation(
+        self.memory_text = memory_text = Explanation(
             session, width=470,
             elementare=_("Softmax attention keeps a label and a piece of information for every word: its "
                          "notebook (solid line) climbs by the same step at every word and is never freed. The "
@@ -156,14 +181,9 @@ class GenerationView(pn.viewable.Viewer):
                         "$t$ values: $2\\,t\\,H\\,d\\,b$ bytes, with $H$ heads of size $d$ and $b = 4$ bytes per "
                         "float32 number. The state holds $H\\,d_k\\,d_v\\,b$ bytes at every $t$. With "
                         "$d_k = d_v = d$ the two are equal at $t = d/2$."))
-        work_text = Explanation(
+        self.work_text = work_text = Explanation(
             session, width=470,
-            elementare=_("One row per word read, from the top down, as wide as the multiplications it costs. "
-                         "Softmax compares each new word with all the words before it, so its rows get longer and "
-                         "longer and make a triangle: half of the square table of every word against every word. "
-                         "Twice the text, four times the area. The summary costs the same for every word: its "
-                         "rows make a strip. With few words the strip is wider; past the dashed line the "
-                         "triangle wins, and it keeps widening."),
+            elementare=_(WORK_PLAIN),
             superiore=_("Multiply-adds of one layer per token read, counted: with $t$ tokens in memory softmax "
                         "computes $t$ scores $q_t^\\top k_i$ ($d_k$ each) and sums $t$ values ($d_v$ each), "
                         "$H\\,t\\,(d_k + d_v)$; the state one write $v_t k_t^\\top$ and one read $S_t q_t$, "
@@ -207,9 +227,7 @@ class GenerationView(pn.viewable.Viewer):
 
     def opening(self):
         """The point, the player and the two bills as pictures: what a projector shows first."""
-        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
-        pictures = pn.FlexBox(main(self.memory.figure, (0, 12, 6, 0)), main(self.work.figure, (0, 0, 6, 0)),
-                              sizing_mode="stretch_width")
+        pictures = pn.FlexBox(*self.pictures.values(), sizing_mode="stretch_width")
         return pn.Column(point_box(self.point), self.player, pictures, self.status, self.typical, self.texts,
                          self.setup,
                          sizing_mode="stretch_width")
@@ -263,12 +281,7 @@ class GenerationView(pn.viewable.Viewer):
     def _draw_point(self, result):
         crossing = format_number(result.crossing)
         self.point.param.update(
-            elementare=_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for every "
-                         "word it has read (solid line, first picture): from token {crossing} on they take more room "
-                         "than the fixed-size summary (dashed line), and they keep growing. Its work grows faster "
-                         "still (second picture): each new word is compared with all the words before it, so twice "
-                         "the text is four times the work (the triangle), while the summary does the same fixed "
-                         "update for every word (the strip).").format(crossing=crossing),
+            elementare=_(POINT_PLAIN).format(crossing=crossing),
             superiore=_("**The KV cache grows as O(t), the state stays O(1).** First picture: the cache's "
                         "$2\\,t\\,H\\,d\\,b$ bytes pass the state's $H\\,d_k\\,d_v\\,b$ at token {crossing} ($t > "
                         "d/2$). Second picture: the work per token, $H\\,t\\,(d_k + d_v)$ multiply-adds with softmax "
@@ -311,7 +324,7 @@ class GenerationView(pn.viewable.Viewer):
                 self.measured.section().show(result, t)
             self.work.show_run(result, running_name(result.variant), t)
             self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
-            self.typical.show([self._typical(result, i) for i in range(result.tokens)], t=t)
+            self.typical.show([typical_html(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
     def _status(self, result, t):
@@ -326,17 +339,16 @@ class GenerationView(pn.viewable.Viewer):
         return (f'<div class="status"><div class="step">{html.escape(step_line)}</div>'
                 f'<div class="bills">{bills}</div></div>')
 
-    def _typical(self, result, t):
-        """The line under the bills at token `t`: since when the cache is bigger, and the typical step times."""
-        soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
-        times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
-            .format(softmax=format_ms(soft_ms), model=running_name(result.variant), state=format_ms(state_ms))
-        crossing = result.crossing
-        if result.held[t] >= crossing:
-            times = _("The cache has been bigger than the state since token {n}.").format(
-                n=format_number(crossing)) + " " + times
-        return f'<div class="status"><p>{html.escape(times)}</p></div>'
-
+def typical_html(result, t):
+    """The line under the bills at token `t`: since when the cache is bigger, and the typical step times."""
+    soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
+    times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
+        .format(softmax=format_ms(soft_ms), model=running_name(result.variant), state=format_ms(state_ms))
+    crossing = result.crossing
+    if result.held[t] >= crossing:
+        times = _("The cache has been bigger than the state since token {n}.").format(
+            n=format_number(crossing)) + " " + times
+    return f'<div class="status"><p>{html.escape(times)}</p></div>'
 
 
 class MeasuredSection(pn.viewable.Viewer):
