@@ -76,8 +76,8 @@ def recall_card(setup, prompt, observe):
     return Card(setup=setup, prompt=prompt, choices=HOW_MANY, correct=_how_many,
                 observe=lambda store: _(observe).format(**_score(store)),
                 guess=Guess("accuracy.figure", _curve("accuracy")), look=("accuracy",),
-                press=N_("Draw on «Answers right» the share of right answers you expect, from 1 pair to 16; then "
-                         "press «Show the real line»."),
+                press=N_("Draw on «Answers right» the share of right answers you expect for each number of pairs the "
+                         "chart shows, up to 16; then press «Show the real line»."),   # with rewrites it starts at 8
                 hides=(*TEXTS, "errors.error", "errors.best", "accuracy.curve", "queries.verdicts"),
                 answer=_verdicts_said)
 
