@@ -228,7 +228,8 @@ def test_a_widget_value_within_bounds_is_applied(server):
 def test_an_unreadable_or_huge_message_closes_the_connection_with_one_short_line(server):
     async def scenario(*fragments):
         async with Wire.open(server.url, "/state") as wire:
-            await wire.send_raw(*fragments)
+            with contextlib.suppress(WebSocketClosedError, StreamClosedError):   # closed after the first fragment
+                await wire.send_raw(*fragments)
             return await wire.read()
 
     mark = server.mark()
