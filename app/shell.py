@@ -10,7 +10,7 @@ import html
 import panel as pn
 
 from app.components.browser import callback
-from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
 from app.components.text import TEXT_CSS
@@ -30,7 +30,7 @@ nav a:hover { background: #e6eef6; }
 nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
 nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
 nav a[aria-current="page"] .soon { color: #d9e2ec; }
-"""
+""" + f"nav a:focus-visible {{ {FOCUS} }}\n"
 NOTICE_CSS = """
 :host { width: 100%; }
 div.notice { background: #fff8e1; border-left: 6px solid #f0b429; padding: 8px 12px; margin: 0 0 6px 0;
@@ -81,7 +81,8 @@ def shell(session, slug, content: Page, card=None):
                                              meta_viewport=VIEWPORT)
     template.template = PageFrame.of(template.template, session.language)
     template.config.raw_css.extend([PRESENT_CSS if session.present else SHELL_CSS, FRAME_CSS])
-    template.header.append(presenter_buttons(session))
+    header = presenter_buttons(session)
+    template.header.append(header)
     codes = list(LANGUAGE_NAMES)
     language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
                                            value=LANGUAGE_NAMES[session.language], label=_("Language"),
@@ -114,7 +115,7 @@ def shell(session, slug, content: Page, card=None):
                      sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
-    accessible_widgets([language, level, *content.controls, main])
+    accessible_widgets([header, language, level, *content.controls, main])
     when_built(pn.state.curdoc, lambda section: (without_doc_tooltips(session, [section]),
                                                  accessible_widgets([section])))
     return template
@@ -154,7 +155,8 @@ def navigation(session, current):
         mark = ' aria-current="page"' if is_current else ""
         badge = '<span class="soon">(%s)</span>' % html.escape(_("coming soon")) if soon else ""
         links.append(f'<a href="{html.escape(href)}"{mark}>{html.escape(text)}{badge}</a>')
-    return "<nav>" + "".join(links) + "</nav>"
+    name = html.escape(_("Laboratories"), quote=True)
+    return f'<nav aria-label="{name}">' + "".join(links) + "</nav>"
 
 
 def notices(session):

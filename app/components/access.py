@@ -83,28 +83,41 @@ def replacements(language):
     skip = html.escape(_("Skip to the content"))
     toggle = html.escape(_("Show or hide the menu"), quote=True)
     close = html.escape(_("Close"), quote=True)
+    menu = html.escape(_("Menu"), quote=True)
     words = {"up": _("Increase"), "down": _("Decrease")}
     from app.server.building import busy_script
     from app.i18n import browser_locale
     picture_words = {
         "locale": browser_locale(language), "picture": _("Picture"), "close": _("Close"), "row": _("row"),
-        "column": _("column"), "series": _("line {n}"), "series_head": _("line"), "step": _("(step {t})"),
+        "column": _("column"), "series": _("series {n}"), "series_head": _("series"), "step": _("(step {t})"),
         "grid": _("A grid of {rows} × {cols} numbers, from {low} to {high}."),
+        "grid_marks": _("A grid of {rows} × {cols} cells: {marks}."),
         "grid_empty": _("A grid of {rows} × {cols} cells, all empty."),
-        "points": _("Points: {n}; lines: {lines}."),
+        "points": _("Points: {n} ({series})."),
+        "cells": _("{n} cells, from {low} to {high}."), "cells_marks": _("{n} cells: {marks}."),
+        "nothing": _("Nothing drawn yet."), "value": _("value"),
         "numbers": _("Numbers of the picture: {title}"),
         "numbers_tip": _("Show the numbers of this picture as a table")}
+    access_words = {"locale": browser_locale(language), "picture": _("Picture"), "row": _("row {n}"),
+                    "pick": _("arrow keys pick one"), "none": _("none picked yet")}
     return [
         ('<html lang="en"', f'<html lang={json.dumps(language)}'),
         ('aria-label="Toggle sidebar"', f'aria-label="{toggle}"'),
         ('aria-label="Close"', f'aria-label="{close}"'),
         ("<body>", f'<body>\n<a class="lineare-skip" href="#main">{skip}</a>'),
+        # landmarks: the header is the page's banner (Panel makes it a second, unnamed navigation), and the
+        # sidebar (language, level, the laboratories' navigation, the page's knobs) a named region
+        ('<nav class="navbar ', '<header class="navbar '),
+        ('</nav>\n\n  <div class="row overflow-hidden" id="content">',
+         '</header>\n\n  <div class="row overflow-hidden" id="content">'),
+        ('id="sidebar">', f'id="sidebar" role="region" aria-label="{menu}">'),
         # Panel's sidebar is a list whose items are not list items: a plain box
         ('<ul class="nav flex-column">', '<div class="nav flex-column">'),
         ("</ul>", "</div>"),
         ('<div class="col mh-100 float-left" id="main">',
          page_script("drawer", {"narrow": NARROW - 0.02, "words": words})
-         + page_script("numbers", picture_words) + page_script("titles") + busy_script()
+         + page_script("numbers", picture_words) + page_script("titles") + page_script("access", access_words)
+         + busy_script()
          + '\n<div class="col mh-100 float-left" id="main" tabindex="-1" role="main">'),
     ]
 
@@ -122,9 +135,22 @@ label, .bk-slider-title {{ overflow-wrap: anywhere; white-space: normal; }}
 
 
 def accessible_widgets(parts):
-    """Every widget among `parts` gets a visible focus ring (the names and values are set in the browser)."""
+    """Every widget among `parts` gets a visible focus ring, and a button group its name (read by the page's
+    access.js from the CSS custom property --lineare-name: Bokeh's button groups carry no name of their own); the
+    states, and the other names and values, are set in the browser."""
     import panel as pn
 
+    groups = (pn.widgets.RadioButtonGroup, pn.widgets.CheckButtonGroup)
     for widget in pn.Column(*parts).select(pn.widgets.Widget):
-        if WIDGET_FOCUS_CSS not in widget.stylesheets:
-            widget.stylesheets = [*widget.stylesheets, WIDGET_FOCUS_CSS]
+        sheets = [WIDGET_FOCUS_CSS]
+        if isinstance(widget, groups) and (widget.label or widget.name):
+            sheets.append(group_name_css(widget.label or widget.name))
+        missing = [sheet for sheet in sheets if sheet not in widget.stylesheets]
+        if missing:
+            widget.stylesheets = [*widget.stylesheets, *missing]
+
+
+def group_name_css(name):
+    """A stylesheet that gives a widget's element the name `name` in --lineare-name, a CSS string written as JSON
+    (whose escapes CSS reads alike; the browser sets a stylesheet as text, never as HTML)."""
+    return ":host { --lineare-name: %s; }" % json.dumps(str(name), ensure_ascii=False)

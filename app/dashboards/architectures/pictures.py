@@ -12,10 +12,12 @@ from app.variants import REGISTRY, label
 
 SMALL_SIZE = "12pt"       # 16 px: the legends' names and the words on the axis, read from the back of a room
 
-# Okabe & Ito's colours; the family in the dash (solid: accumulates or fades, dashed: corrects), so
-# the curves still read in grey. RWKV-6 has GLA's transition: GLA's colour, dotted, on top of it.
-COLOURS = {"linear": "#000000", "retnet": "#e69f00", "mamba2": "#56b4e9", "gla": "#009e73", "rwkv6": "#009e73",
-           "mlstm": "#7b8794", "deltanet": "#0072b2", "gated_deltanet": "#d55e00", "rwkv7": "#cc79a7"}
+# Okabe & Ito's colours, darkened where a line drawn at alpha 0.75 on white fell under 3:1 (their orange, sky blue,
+# green, grey, vermillion and pink; the sky blue, too light to darken apart from the blue, is a purple); the family
+# in the dash (solid: accumulates or fades, dashed: corrects), so the curves still read in grey. RWKV-6 has GLA's
+# transition: GLA's colour, dotted, on top of it.
+COLOURS = {"linear": "#000000", "retnet": "#946000", "mamba2": "#7b52ae", "gla": "#007a5a", "rwkv6": "#007a5a",
+           "mlstm": "#5f6b78", "deltanet": "#0072b2", "gated_deltanet": "#c05200", "rwkv7": "#a8457f"}
 DASHES = {"rwkv6": "dotted"}
 THIN, THICK = 2.5, 6
 

@@ -22,7 +22,7 @@ th, td { padding: 2px 8px; text-align: right; border-bottom: 1px solid #e4e7eb; 
 th { font-weight: 600; color: #52606d; vertical-align: bottom; }
 td:first-child, th:first-child { text-align: left; white-space: nowrap; }
 tr.right td { color: #0072b2; font-weight: 700; }
-.ok { color: #0072b2; font-weight: 700; } .bad { color: #d55e00; font-weight: 700; }
+.ok { color: #0072b2; font-weight: 700; } .bad { color: #b83d00; font-weight: 700; }
 .muted { color: #52606d; }
 """
 

@@ -56,13 +56,13 @@ class SoftmaxView(DashboardView):
 
         self.point = Explanation(session)
         self.switch = pn.widgets.RadioButtonGroup.from_param(
-            store.param.attention, options={_("Softmax"): "softmax", _("φ = elu + 1"): "linear"},
+            store.param.attention, name=_("Attention"), options={_("Softmax"): "softmax", _("φ = elu + 1"): "linear"},
             color="primary", variant="outline", width=260, height=44, margin=(6, 10),
             stylesheets=[":host { font-size: 16px; }"])
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(10, 10, 4, 10))
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
-        self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)     # cells for 11 pt "100"
-        self.memory = CellsPicture("", "", "", width=290, height=300)
+        self.table = CellsPicture("", _("word looked at"), "", width=360, height=300)     # cells for 16 px "100"
+        self.memory = CellsPicture("", "", "", width=340, height=300)                    # and for 16 px "−0.6"
         self.cost = CostPicture(_("Work for T words"), _("length T (words)"), _("multiply-adds"),
                                 width=340, height=300)
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
@@ -86,7 +86,8 @@ class SoftmaxView(DashboardView):
         store = self.store
         length = pn.widgets.DiscreteSlider.from_param(store.param.length, name=_("Length of the text T (words)"),
                                                       sizing_mode="stretch_width")
-        dim = pn.widgets.RadioButtonGroup.from_param(store.param.dim, options={str(d): d for d in DIMS},
+        dim = pn.widgets.RadioButtonGroup.from_param(store.param.dim, name=_("Numbers per label d"),
+                                                     options={str(d): d for d in DIMS},
                                                      color="primary", variant="outline",
                                                      sizing_mode="stretch_width")
         return [length, sidebar_label(_("Numbers per label d")), dim]
@@ -99,7 +100,7 @@ class SoftmaxView(DashboardView):
         # the trade-off beside the pictures on a wide screen, under them on a projector
         after = pn.Column(self.trade_off, self.cost_help, sizing_mode="stretch_width", margin=0,
                           styles={"flex": "1 1 330px"})
-        cards = pn.FlexBox(card(self.table, self.table_help, width=340), card(self.memory, self.memory_help, width=290),
+        cards = pn.FlexBox(card(self.table, self.table_help, width=360), card(self.memory, self.memory_help, width=340),
                            card(self.cost, counts, width=340), after, sizing_mode="stretch_width")
         return pn.Column(title(_("Take away the softmax")), point_box(self.point),
                          pn.Row(self.switch, self.strip, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
@@ -134,7 +135,7 @@ class SoftmaxView(DashboardView):
         current = rows == np.arange(T)[:, None, None]                                # row t of frame t
         shown = np.where(current, 1.0, VEIL) if linear else np.ones((T, T, T))
         self.table.figure.title.text = _("Table: never built") if linear else _("Attention table (%)")
-        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words, font="11pt")
+        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words)
         self.table.show_frames(frames, 1.0, t, labels=np.broadcast_to(percent_labels(run.weights), (T, T, T)),
                                shown=shown, framed=[(f, f + 1, 0, f + 1) for f in range(T)])
 
@@ -157,7 +158,7 @@ class SoftmaxView(DashboardView):
         self.memory.figure.xaxis.axis_label = _("label | information")
         self.memory.figure.yaxis.axis_label = _("word")
         self.memory.set_grid(T, 2 * d, [str(j + 1) for j in range(d)] * 2, [str(i + 1) for i in range(T)],
-                             font="8.5pt", split_col=d)
+                             split_col=d)
         self.memory.show_frames(frames, np.abs(notes).max(), t, labels=[number_labels(f) for f in frames],
                                 framed=[(f, f + 1, 0, 2 * d) for f in range(T)])
 

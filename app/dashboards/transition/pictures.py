@@ -49,9 +49,8 @@ class RecallPicture:
         fig.xaxis.major_label_overrides = {c + 0.5: str(v) for c, v in enumerate(candidates)}
         self.y_ticks.ticks = [r + 0.5 for r in range(rows)]
         fig.yaxis.major_label_overrides = {r + 0.5: q.token.text for r, q in enumerate(questions)}
-        crowded = cols > 12                                  # many stored numbers: upright, smaller labels
+        crowded = cols > 12                   # many stored numbers: upright, those that would touch left out
         fig.xaxis.major_label_orientation = 1.5708 if crowded else 0
-        fig.xaxis.major_label_text_font_size = "9pt" if crowded else TICK_SIZE
         self.source.data.update(image=[grid])
         where = lambda pairs: {"x": [c + 0.5 for c, _r in pairs], "y": [r + 0.5 for _c, r in pairs]}
         self.right.data.update(where([(candidates.index(q.expected), r) for r, q in enumerate(questions)

@@ -91,8 +91,13 @@
     return Array.from(root.childNodes).filter(function (n) { return n.nodeName !== "STYLE" && n.nodeName !== "LINK"; })
       .map(function (n) { return n.textContent; }).join(" ");
   }
-  // the pictures' titles and axis names wrapped to their width, their type larger in presenter mode (plots.py)
-  function tidy() { fit(); name(); if (window.lineareFitTitles) { window.lineareFitTitles(); } }
+  // the pictures' titles and axis names wrapped to their width, their type larger in presenter mode (plots.py); the
+  // states and names of groups, cards and pictures (access.js)
+  function tidy() {
+    fit(); name();
+    if (window.lineareFitTitles) { window.lineareFitTitles(); }
+    if (window.lineareAccess) { window.lineareAccess(); }
+  }
   // the same now, for a test that reads the layout (the interval below does it within a second)
   window.lineareTidy = function () { tidy(); if (window.lineareMark) { window.lineareMark(); } };
   window.addEventListener("resize", function () { fit(); if (window.lineareFitTitles) { window.lineareFitTitles(); } });

@@ -195,8 +195,11 @@
     var figure = view.model, changed = false;
     var parts = [figure.title].concat(list(figure.above), list(figure.below), list(figure.left),
                                       list(figure.right));
-    if (scale !== 1) {                      // the words on the picture too (a crossing's), not its glyphs
-      parts.concat(list(figure.center)).forEach(function (part) {
+    if (scale !== 1) {         // the words on the picture too (a crossing's, a cell's number, a ✓), not its shapes
+      var texts = list(figure.renderers).map(function (r) { return r.glyph; }).filter(function (glyph) {
+        return glyph && "text_font_size" in glyph.properties;
+      });
+      parts.concat(list(figure.center), texts).forEach(function (part) {
         if (part && enlarge(part, scale)) { changed = true; }
       });
     }
