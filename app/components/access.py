@@ -128,10 +128,15 @@ WIDGET_FOCUS_CSS = f"""
 .bk-btn:focus-visible, .bk-btn.bk-active:focus-visible, .bk-input:focus-visible, select:focus-visible,
 .noUi-handle:focus-visible, input:focus-visible {{ {FOCUS} z-index: 2; }}
 .noUi-handle {{ min-width: 24px; min-height: 24px; }}
+/* a number box tall enough that each of its two arrows is a fingertip's target, 24 px (they were 30 × 19) */
+.bk-spin-wrapper > input.bk-input {{ min-height: 48px; }}
 input[type="checkbox"], input[type="radio"] {{ width: 24px; height: 24px; }}
 label, .bk-slider-title, .bk-clearfix, .bk-btn, .bk-input {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
 label, .bk-slider-title {{ overflow-wrap: anywhere; white-space: normal; }}
 """
+
+
+CARD_FOCUS_CSS = f".card-header:focus-visible {{ {FOCUS} z-index: 2; }}"
 
 
 def accessible_widgets(parts):
@@ -141,7 +146,11 @@ def accessible_widgets(parts):
     import panel as pn
 
     groups = (pn.widgets.RadioButtonGroup, pn.widgets.CheckButtonGroup)
-    for widget in pn.Column(*parts).select(pn.widgets.Widget):
+    column = pn.Column(*parts)
+    for card in column.select(pn.layout.Card):                  # its header is a button: the same ring
+        if CARD_FOCUS_CSS not in card.stylesheets:
+            card.stylesheets = [*card.stylesheets, CARD_FOCUS_CSS]
+    for widget in column.select(pn.widgets.Widget):
         sheets = [WIDGET_FOCUS_CSS]
         if isinstance(widget, groups) and (widget.label or widget.name):
             sheets.append(group_name_css(widget.label or widget.name))

@@ -8,7 +8,7 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
 - no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
   canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
   axis names are checked for overlaps too (a numbers button over a vertical axis name), and take two lines at most;
-  an axis's tick labels do not overlap;
+  an axis's tick labels do not overlap; a categorical axis draws every one of its names, none over another;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -76,8 +76,14 @@ LAYOUT_JS = """async () => {
   const CONTROLS = "button, input:not([type=hidden]), select, textarea, a[href], [role=slider], .noUi-handle";
   const SKIP = new Set(["STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE", "OPTION", "TITLE"]);
   const targets = [];
+  // text kept for a screen reader only: a box of 1 px that clips it (a live region)
+  const spoken = (el) => {
+    const style = getComputedStyle(el);
+    return style.position === "absolute" && (style.clip !== "auto" || style.clipPath !== "none") &&
+           el.getBoundingClientRect().width <= 1;
+  };
   for (const el of all) {
-    if (SKIP.has(el.tagName) || !seen(el)) continue;
+    if (SKIP.has(el.tagName) || !seen(el) || spoken(el)) continue;
     // a formula is one block of text: its accents, sub- and superscripts sit over its letters by design
     if (el.tagName.toLowerCase() === "math") { add("text", el, el.getBoundingClientRect(), "formula"); continue; }
     if (el.closest("math")) continue;
@@ -87,13 +93,14 @@ LAYOUT_JS = """async () => {
       for (const r of range.getClientRects()) add("text", el, r, node.textContent.trim().slice(0, 40));
     }
     const r = el.getBoundingClientRect();
-    if (el.matches(CONTROLS)) {
+    if (el.matches(CONTROLS) && !el.matches(".bk-events")) {        // a picture's event layer: the picture
       const what = (el.getAttribute("aria-label") || el.textContent || el.tagName).trim().slice(0, 40);
       add("control", el, r, what);
-      // a link within running text is exempt from the target size (WCAG 2.5.8), as are Bokeh's spinner
-      // arrows (out of the tab order: the box's own arrow keys and typing do the same)
+      // a link within running text is exempt from the target size (WCAG 2.5.8); Bokeh's spinner arrows are out
+      // of the tab order (the box's own arrow keys and typing do the same), but a finger still taps them
       const inline = el.tagName === "A" && getComputedStyle(el).display === "inline";
-      if (!inline && el.tabIndex >= 0 && clipped(el, r)) targets.push({what, w: r.width, h: r.height});
+      const tapped = el.tabIndex >= 0 || el.matches(".bk-spin-btn");
+      if (!inline && tapped && clipped(el, r)) targets.push({what, w: r.width, h: r.height});
     }
     // a figure is one picture (its canvases, layers of one drawing, are inside it)
     const layer = el.tagName === "CANVAS" && el.getRootNode() !== document;
@@ -136,6 +143,40 @@ LAYOUT_JS = """async () => {
     const axes = ["below", "above", "left", "right"].flatMap(side => view.model[side] || []);
     for (const axis of axes) {
       const drawnAxis = view.renderer_views.get(axis), name = drawnAxis && drawnAxis._axis_label_view;
+      // a categorical axis's names (the models of a row, the words of a table): every one drawn (a labelling policy
+      // that leaves out those that would touch left four of nine models unnamed on a phone), none running into the
+      // next; placed and measured as Bokeh places them (CategoricalAxisView._get_factor_info, _draw_oriented_labels)
+      if (drawnAxis && axis.visible && /Categorical/.test(axis.type) && drawnAxis._get_factor_info) {
+        const [labels, coords, orient, visuals] = drawnAxis._get_factor_info()[0];
+        const [sxs, sys] = drawnAxis.scoords(coords);
+        const {vertical_align, align} = drawnAxis.panel.get_label_text_heuristics(orient);
+        labels.visuals = visuals.values();
+        labels.angle = drawnAxis.panel.get_label_angle_heuristic(orient);
+        labels.base_font_size = drawnAxis.plot_view.base_font_size;
+        labels.items.forEach((label, i) => {
+          label.position = {sx: sxs[i], sy: sys[i], x_anchor: align, y_anchor: vertical_align};
+        });
+        const boxes = labels.items.map(label => label.bbox()), along = drawnAxis.dimension;
+        const start = (b) => along === 0 ? b.left : b.top, end = (b) => along === 0 ? b.right : b.bottom;
+        const order = [...boxes.keys()].sort((i, j) => start(boxes[i]) - start(boxes[j]));
+        const gaps = order.slice(1).map((j, k) => start(boxes[j]) - end(boxes[order[k]]));
+        const policy = axis.major_label_policy;
+        const least = policy && policy.type === "NoOverlap" ? policy.min_distance : null;
+        let kept = boxes.length;
+        if (least !== null) {                 // NoOverlap: a label closer than its distance to the last kept one goes
+          kept = 0;
+          for (let k = 0, last = null; k < order.length; k++) {
+            if (last === null || start(boxes[order[k]]) - end(boxes[last]) >= least) { kept++; last = order[k]; }
+          }
+        }
+        const title = view.model.title ? view.model.title.text : "";
+        const what = `«${axis.axis_label || "a categorical axis"}» of «${title}»`;
+        if (kept < boxes.length) {
+          wide.push(`${what}: ${kept} of its ${boxes.length} names drawn`);
+        } else if (gaps.length && Math.min(...gaps) < 0) {
+          wide.push(`${what}: names run together (${Math.round(Math.min(...gaps))} px)`);
+        }
+      }
       // its tick labels, placed and measured as Bokeh draws them: a gap between neighbours
       if (drawnAxis && axis.visible && !/Categorical/.test(axis.type) && drawnAxis.tick_coords &&
           drawnAxis.tick_coords.major[0].length > 1) {
@@ -185,7 +226,9 @@ LAYOUT_JS = """async () => {
       const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
       // a line of text's box is its glyphs' whole extent (a tight line height, a superscript reach past the
       // ink): 3 px of slack where text is one of the two
-      const slack = a.kind === "text" || b.kind === "text" ? 3 : 1;
+      // the two names of a picture's axes keep 4 px apart: at a map's corner they met and read as one
+      const names = a.kind === "axis name" && b.kind === "axis name";
+      const slack = names ? -4 : a.kind === "text" || b.kind === "text" ? 3 : 1;
       if (w > slack && h > slack) {
         overlaps.push(`${a.kind} «${a.what}» and ${b.kind} «${b.what}» overlap by ${Math.round(w)}×${Math.round(h)}`);
       }

@@ -319,6 +319,7 @@
   let el = document.activeElement;
   while (el && el.shadowRoot && el.shadowRoot.activeElement) el = el.shadowRoot.activeElement;
   if (!el || el === document.body) return null;
+  for (const running of el.getAnimations()) running.finish();        // a halo that fades in: as it ends
   const style = getComputedStyle(el), around = background(up(el) || el) || [255, 255, 255, 1];
   const what = `${el.tagName.toLowerCase()}.${String(el.className).slice(0, 30)} «${(el.getAttribute("aria-label") ||
                 el.textContent || "").trim().slice(0, 30)}»`;

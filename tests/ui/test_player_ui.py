@@ -24,6 +24,26 @@ def answer_shown(page, step):
         "span => getComputedStyle(span).visibility") == "visible"
 
 
+# every live region of the page (not a notice: role=alert), and from now on what each says (window.__said)
+LIVE_JS = """() => {
+  window.__said = []
+  const regions = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) walk(el.shadowRoot)
+      const live = el.getAttribute("aria-live"), role = el.getAttribute("role")
+      if ((live && live !== "off") || ["status", "log", "marquee", "timer"].includes(role)) regions.push(el)
+    }
+  }
+  walk(document)
+  for (const el of regions) {
+    new MutationObserver(() => window.__said.push(el.textContent)).observe(el, {childList: true, characterData: true,
+                                                                              subtree: true})
+  }
+  return regions.length
+}"""
+
+
 # counts, from now on, how often Bokeh measures the axes, titles and colour bars of the figures with fixed ranges
 # and no per-step title, to see whether their layout must change (it re-measures every tick label: most of a
 # step's script); returns how many figures it watches
@@ -64,6 +84,7 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     before, quiet = picture(page), len(sent)
     page.get_by_role("heading", name="The state fills up").click()
     assert page.evaluate(COUNT_MEASURES) > 0
+    assert page.evaluate(LIVE_JS) == 1                          # one live region speaks the steps
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '5'")
@@ -71,9 +92,16 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     assert url_frame(page) == "5" and answer_shown(page, 5) and picture(page) != before
     # the steps repainted the pictures without measuring their unchanged axes again
     assert page.evaluate("window.__measures") == 0
+    # each step is said once, with what the frame's texts say: «Bruno?» asked and answered at step 6
+    said = page.evaluate("window.__said")
+    assert [text.split(".")[0] for text in said] == ["Step 4 of 11", "Step 5 of 11", "Step 6 of 11"], said
+    assert "Bruno" in said[-1]
+    page.evaluate("window.__said = []")
     page.get_by_role("button", name="▶ Play").click()
     page.get_by_role("button", name="▶ Play").wait_for(timeout=10_000)   # played to the end and stopped
     assert frame(page) == 10 and url_frame(page) == "10"
+    said = page.evaluate("window.__said")                 # five frames played, the last one said
+    assert len(said) == 1 and said[0].startswith("Step 11 of 11."), said
     page.get_by_role("button", name="Forward ▶").click()                 # at the end: stays there
     page.get_by_role("button", name="◀ Back").click()
     assert frame(page) == 9

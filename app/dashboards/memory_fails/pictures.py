@@ -78,6 +78,11 @@ class QueriesPicture:
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, fill_color="color",
                          line_color="line", line_width=3, nonselection_fill_alpha=1.0,
                          selection_fill_alpha=1.0, nonselection_line_alpha=1.0)
+        # what a tap hits: the query's whole column, top to bottom and gap included, not its bar alone (a short bar
+        # of 24 queries was a target of 8 × 30 px on a projector); drawn in no colour
+        self.column = self.figure.vbar(x="x", top=1.1, bottom=-0.35, width=1.0, source=self.source, fill_alpha=0,
+                                       line_alpha=0, selection_fill_alpha=0, nonselection_fill_alpha=0,
+                                       selection_line_alpha=0, nonselection_line_alpha=0).glyph
         # ✓ / ✗ under the bars (readable without colour), one text glyph per mark with a fixed colour:
         # Bokeh 3.9's text glyph raised a RangeError in the browser with a colour column after updates
         self.marks = {}
@@ -102,6 +107,7 @@ class QueriesPicture:
         low = min(float(cosines.min()), 0.0) - 0.2               # room under the bars for ✓ / ✗
         self.figure.x_range.update(start=0.4, end=N + 0.6)
         self.figure.y_range.update(start=low, end=1.1)
+        self.column.bottom = low
         colors = [RIGHT if r else WRONG for r in right]
         self.source.data = {
             "x": np.arange(1, N + 1), "top": cosines, "color": colors,

@@ -49,6 +49,7 @@ export function render({ model, el }) {
     if (!lost || tries <= 0) { return }
     if (!first) { setTimeout(() => handOn(tries - 1), 100); return }
     if (!first.hasAttribute("tabindex")) { first.tabIndex = -1 }       // focusable from here, not by Tab
+    if (window.lineareTidy) { window.lineareTidy() }   // its widgets named and its pictures' layers out of the Tab order now
     first.focus({ preventScroll: true })
   }
   model.on("remove", () => {

@@ -96,7 +96,13 @@
       if (next !== now) { source.selected.indices = [next]; }    // sent to the server: what a tap does
       picker(view, events);
     });
-    events.addEventListener("focus", function () { picker(view, events); });
+    // its ring, inside the picture's edge (the layer is in the canvas's own shadow root, which no stylesheet of ours
+    // reaches): dark on a white ring, as every control's
+    var ring = {outline: "3px solid #102a43", outlineOffset: "-3px", boxShadow: "inset 0 0 0 6px #ffffff"};
+    events.addEventListener("focus", function () { picker(view, events); Object.assign(events.style, ring); });
+    events.addEventListener("blur", function () {
+      Object.assign(events.style, {outline: "", outlineOffset: "", boxShadow: ""});
+    });
   }
 
   function figure(view) {
