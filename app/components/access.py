@@ -137,19 +137,23 @@ label, .bk-slider-title {{ overflow-wrap: anywhere; white-space: normal; }}
 
 
 CARD_FOCUS_CSS = f".card-header:focus-visible {{ {FOCUS} z-index: 2; }}"
+# the links, disclosures and focusable boxes of a text (the browser's own ring is thin and faint)
+TEXT_FOCUS_CSS = f"a:focus-visible, summary:focus-visible, [tabindex]:focus-visible {{ {FOCUS} }}"
 
 
 def accessible_widgets(parts):
-    """Every widget among `parts` gets a visible focus ring, and a button group its name (read by the page's
-    access.js from the CSS custom property --lineare-name: Bokeh's button groups carry no name of their own); the
+    """Every widget, card and text among `parts` gets a visible focus ring, and a button group its name (read by the
+    page's access.js from the CSS custom property --lineare-name: Bokeh's button groups carry no name of their own); the
     states, and the other names and values, are set in the browser."""
     import panel as pn
 
     groups = (pn.widgets.RadioButtonGroup, pn.widgets.CheckButtonGroup)
     column = pn.Column(*parts)
-    for card in column.select(pn.layout.Card):                  # its header is a button: the same ring
-        if CARD_FOCUS_CSS not in card.stylesheets:
-            card.stylesheets = [*card.stylesheets, CARD_FOCUS_CSS]
+    texts = ((pn.pane.HTML, TEXT_FOCUS_CSS), (pn.pane.Markdown, TEXT_FOCUS_CSS))
+    for owner, sheet in ((pn.layout.Card, CARD_FOCUS_CSS), *texts):
+        for part in column.select(owner):                       # a card's header is a button: the same ring
+            if sheet not in part.stylesheets:
+                part.stylesheets = [*part.stylesheets, sheet]
     for widget in column.select(pn.widgets.Widget):
         sheets = [WIDGET_FOCUS_CSS]
         if isinstance(widget, groups) and (widget.label or widget.name):

@@ -13,8 +13,6 @@ from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import PythonLexer
 
-from app.components.access import FOCUS
-
 ROOT = Path(__file__).resolve().parents[2]
 CODE_CSS = """
 :host { width: 100%; }
@@ -22,7 +20,7 @@ details { border: 1px solid #d9e2ec; border-radius: 8px; background: #fbfcfe; pa
 summary { cursor: pointer; font-size: 17px; font-weight: 700; color: #1d4f7a; }
 pre { font-size: 16px; line-height: 1.4; overflow-x: auto; margin: 6px 0; padding: 8px; border-radius: 6px; }
 p { font-size: 16px; color: #323f4b; margin: 4px 0; }
-""" + f"summary:focus-visible {{ {FOCUS} }}\n"
+"""
 
 
 def source_html(function):

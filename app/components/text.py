@@ -21,7 +21,6 @@ import panel as pn
 import param
 from latex2mathml.converter import convert_to_element
 
-from app.components.access import FOCUS
 from app.i18n import _, current_language
 
 TEXT_CSS = """
@@ -30,7 +29,7 @@ p { margin: 0 0 0.5em 0; }
 math { font-size: 1.12em; }
 .display { display: block; margin: 0.3em 0 0.6em 0; font-size: 1.15em; }
 strong { color: #102a43; }
-""" + f"a:focus-visible, summary:focus-visible {{ {FOCUS} }}\n"          # the browser's own ring is thin and faint
+"""
 log = logging.getLogger("lineare")
 _MATH = re.compile(r"(\$\$.+?\$\$|\$.+?\$)", re.S)
 _BOLD = re.compile(r"\*\*(.+?)\*\*")

@@ -186,9 +186,17 @@ LAYOUT_JS = """async () => {
         const sizes = labels.items.map(l => along === 0 ? l.size().width : l.size().height);
         const order = [...at.keys()].sort((i, j) => at[i] - at[j]);
         const gaps = order.slice(1).map((j, k) => at[j] - at[order[k]] - (sizes[j] + sizes[order[k]]) / 2);
+        // named ticks (a table's words, a map's questions): a labelling policy that leaves out those that would come
+        // closer than its distance drops words a reader must find
+        const named = axis.major_label_overrides && axis.major_label_overrides.size > 0 &&
+                      axis.ticker && axis.ticker.type === "FixedTicker";
+        const policy = axis.major_label_policy, least = policy && policy.type === "NoOverlap" ? policy.min_distance : 0;
         if (Math.min(...gaps) < 0) {      // overlapping (the softmax table's words sit 1 px apart, presenter)
           wide.push(`tick labels of «${axis.axis_label || "an axis"}» run together (${Math.round(Math.min(...gaps))} ` +
                     `px apart, «${view.model.title ? view.model.title.text : ""}»)`);
+        } else if (named && Math.min(...gaps) < least) {
+          wide.push(`named ticks of «${axis.axis_label || "an axis"}» ${Math.round(Math.min(...gaps))} px apart: ` +
+                    `some left out («${view.model.title ? view.model.title.text : ""}»)`);
         }
       }
       if (!name || !axis.visible || !drawnAxis.bbox || typeof axis.axis_label !== "string") continue;

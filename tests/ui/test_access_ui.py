@@ -174,15 +174,15 @@ def check_page(page, language, axe):
 
 
 def check_groups(page, language):
-    """The sidebar's button groups and cards as a screen reader meets them: each group named (in the page's language),
-    saying which of its buttons is pressed, and each card's button whether the card is open. The sidebar is opened
-    where it is a closed drawer."""
+    """The page's button groups and the sidebar's cards as a screen reader meets them: each group named (in the
+    page's language), saying which of its buttons is pressed, and each card's button whether the card is open. The
+    sidebar is opened where it is a closed drawer."""
     drawer = not page.locator("#sidebar").is_visible()
     if drawer:
         page.locator("#sidebar-toggle").click()
         page.wait_for_function("document.getElementById('sidebar').classList.contains('show')")
     page.wait_for_timeout(300)
-    groups = group_names(page.locator("#sidebar").aria_snapshot())
+    groups = group_names(page.locator("body").aria_snapshot())                # the sidebar's and the page's
     language_group, level_group, pressed = GROUPS[language]
     assert groups[language_group] == [("Italiano", language == "it"), ("English", language == "en")], groups
     assert [on for _name, on in groups[level_group]].count(True) == 1, groups
@@ -228,8 +228,7 @@ def test_every_page_at_tablet_and_projector_sizes(open_page, axe, size, language
     # the knobs' groups of every page were named as their labels say (their parameter's name was English on an
     # Italian page: "Dim", "Dtype")
     named = {"en": {"Heads", "Numbers per label d", "Attention", "Mode", "Sequence", "Keys", "Chunk size C"},
-             "it": {"Teste", "Numeri per etichetta d", "Modalità", "Sequenza", "Chiavi"}}[language]   # (a card holds
-                                                                                  # back the softmax's switch)
+             "it": {"Teste", "Numeri per etichetta d", "Attenzione", "Modalità", "Sequenza", "Chiavi"}}[language]
     assert named <= groups and not {"Dim", "Dtype", "Tokens"} & groups, groups
     assert visit.errors == []
 

@@ -7,7 +7,8 @@
 // - a picture's event layer, which Bokeh puts in the Tab order for its tools' keys, leaves it (no tool of ours
 //   uses a key); on a picture with a tap tool ("click one") it becomes a slider: the arrow keys pick the row
 //   before or after, Home and End the first and last, and the row's hover text is its value.
-// Run every second by the page's tidy pass and at once when a group or a card changes. Settings: {words}.
+// Run every second by the page's tidy pass, before each Tab, and at once when a group or a card changes. Settings:
+// {words}.
 (function () {
   var words = JSON.parse(document.getElementById("lineare-access-settings").textContent);
   var list = function (x) { return Array.isArray(x) ? x : []; };
@@ -137,4 +138,7 @@
     });
   }
   window.lineareAccess = pass;
+  // before the Tab key moves the focus: a picture that has just come (a section made as the focus reached it) is out
+  // of the Tab order already, not a second later
+  document.addEventListener("keydown", function (event) { if (event.key === "Tab") { pass(); } }, true);
 })();
