@@ -21,7 +21,7 @@ safe for the common colour-vision deficiencies).
 import weakref
 
 import numpy as np
-from bokeh.models import (BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
+from bokeh.models import (AllLabels, BasicTicker, CategoricalAxis, CDSView, ColorBar, ColumnDataSource, CustomJSHover,
                           CustomJSTickFormatter, FactorRange, FixedTicker, Grid, HoverTool, IndexFilter, LinearAxis,
                           LinearColorMapper, NoOverlap, Range1d, Title)
 from bokeh.palettes import RdBu11, interp_palette
@@ -96,6 +96,12 @@ def no_overlap():
     """A tick policy that leaves out a label that would run into the one before (long numbers on a
     phone's narrow picture: 20.00040.000…); one per page, shared by its axes."""
     return _per_page(("no-overlap",), NoOverlap)
+
+
+def all_labels():
+    """A tick policy that draws every label: the rows and columns of a picture that have names (words, questions),
+    which a reader must find, whatever the room; one per page, shared by its axes."""
+    return _per_page(("all-labels",), AllLabels)
 
 
 def _number_format(language, decimals, fixed):

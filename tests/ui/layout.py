@@ -229,14 +229,16 @@ LAYOUT_JS = """async () => {
   for (let i = 0; i < items.length; i++) {
     for (let j = i + 1; j < items.length; j++) {
       const a = items[i], b = items[j];
-      if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el) || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
+      // (two axis names are drawn on one canvas: the one element that holds both)
+      const names = a.kind === "axis name" && b.kind === "axis name";
+      const same = a.el === b.el, nested = !same && (holds(a.el, b.el) || holds(b.el, a.el));
+      if ((same && !names) || nested || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
       const w = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
       const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
       // a line of text's box is its glyphs' whole extent (a tight line height, a superscript reach past the
       // ink): 3 px of slack where text is one of the two
-      // the two names of a picture's axes keep 4 px apart: at a map's corner they met and read as one
-      const names = a.kind === "axis name" && b.kind === "axis name";
-      const slack = names ? -4 : a.kind === "text" || b.kind === "text" ? 3 : 1;
+      // the two names of a picture's axes keep 12 px apart: at a map's corner, 8 px apart, they read as one
+      const slack = names ? -12 : a.kind === "text" || b.kind === "text" ? 3 : 1;
       if (w > slack && h > slack) {
         overlaps.push(`${a.kind} «${a.what}» and ${b.kind} «${b.what}» overlap by ${Math.round(w)}×${Math.round(h)}`);
       }
@@ -299,10 +301,23 @@ TABLES_JS = """() => {
     }
     const room = box ? box.clientWidth : document.documentElement.clientWidth;
     const scrolls = !!box && ["auto", "scroll"].includes(getComputedStyle(box).overflowX);
+    // words broken across lines inside a cell ("Attenzion|e"): a word's own characters on two lines
+    const broken = [];
+    for (const cell of table.querySelectorAll("td, th")) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const found of node.textContent.matchAll(/[^\s\u00ad-]+/g)) {
+          const range = document.createRange();
+          range.setStart(node, found.index); range.setEnd(node, found.index + found[0].length);
+          const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+          if (tops.size > 1) broken.push(found[0]);
+        }
+      }
+    }
     const caption = table.querySelector("caption, th");
     return {what: caption ? caption.textContent.trim().slice(0, 40) : "a table", width: Math.round(width),
             room, scrolls, region: !!box && box.getAttribute("role") === "region",
-            name: box ? (box.getAttribute("aria-label") || "") : "", focusable: !!box && box.tabIndex >= 0,
+            name: box ? (box.getAttribute("aria-label") || "") : "", focusable: !!box && box.tabIndex >= 0, broken,
             rows: Array.from(table.rows).map((row) => Math.round(row.getBoundingClientRect().height))};
   });
 }"""
@@ -310,8 +325,8 @@ TABLES_JS = """() => {
 
 def table_problems(page, tallest=120):
     """The shown tables of the loaded page that a phone cannot read: wider than their box where that box is not a
-    scrolling region with a name that the keyboard reaches, or with rows over `tallest` px (words wrapped a few
-    to a line). Sentences, as `problems`."""
+    scrolling region with a name that the keyboard reaches, with rows over `tallest` px (words wrapped a few
+    to a line), or with words broken in the middle across two lines. Sentences, as `problems`."""
     found = []
     for table in page.evaluate(TABLES_JS):
         where = f"table «{table['what']}», {table['width']} px"
@@ -322,4 +337,6 @@ def table_problems(page, tallest=120):
         high = [h for h in table["rows"] if h > tallest]
         if high:
             found.append(f"{where}: rows {high} px high, over {tallest}")
+        if table["broken"]:
+            found.append(f"{where}: words broken across lines: {table['broken'][:5]}")
     return found

@@ -295,7 +295,7 @@
     if (!drawn) continue;
     if (!says) found.push(`«${title}» draws ${drawn} rows and says nothing of them`);
     if (numbers.kind === "points") {
-      const total = numbers.series.reduce((n, s) => n + s.points.length, 0);
+      const total = numbers.series.reduce((n, s) => n + (s.points || []).length, 0);
       if (!total) found.push(`«${title}» draws ${drawn} rows but its table is empty («${says}»)`);
       for (const legend of names) {
         if (legend && !numbers.series.some(s => s.name === legend)) found.push(`«${title}»: no series named «${legend}»`);

@@ -19,6 +19,14 @@ TITLE_SIZE_JS = """() => {            // the page title's type size, found throu
     return null; };
   return parseFloat(getComputedStyle(find(document)).fontSize); }"""
 
+# the width of the first picture shown (0: none)
+PICTURE_WIDTH_JS = """() => {
+  const plot = (v) => v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties;
+  const plots = window.Bokeh && Bokeh.index ? Array.from(Bokeh.index.query(plot)) : [];
+  const view = plots.find(v => v.el.getClientRects().length > 0);
+  return view ? view.el.getBoundingClientRect().width : 0;
+}"""
+
 # the sizes a projector enlarges, in px, on the first picture shown: its title, tick labels and axis names (drawn on
 # its canvas: Bokeh's own sizes) and its numbers button
 CHART_TYPE_JS = """() => {
@@ -138,8 +146,14 @@ def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
                         small.append(f"{path} {lang}/{level}{' presenter' if present else ''}: «{text['picture']}» "
                                      f"{text['what']} at {text['px']:.1f} px, under {least:g}")
                 if (lang, level) in (("it", "superiore"), ("en", "elementare")):
+                    before = page.evaluate(PICTURE_WIDTH_JS)
                     page.set_viewport_size(WIDE)
                     check(f"{path} {lang}/{level} at 1920")
+                    # the pictures use a wide projector's room: drawn larger, not left at their 1366-px size
+                    after = page.evaluate(PICTURE_WIDTH_JS)
+                    if before and after < 1.3 * before:
+                        wide.append(f"{path} {lang}/{level} at 1920: the first picture is {after:.0f} px wide, "
+                                    f"{before:.0f} at 1366")
                     page.set_viewport_size(PROJECTOR)
     finally:
         context.close()

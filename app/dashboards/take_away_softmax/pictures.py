@@ -13,8 +13,8 @@ from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, Fixe
 
 from app.components.browser import callback
 from app.components.curves import BLUE, VERMILLION
-from app.components.plots import (CELL_SIZE, EMPTY, LABEL_SIZE, PALETTE, frame_filter, quantize, readable_ink,
-                                  set_frame, new_figure, style_figure)
+from app.components.plots import (CELL_SIZE, EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize,
+                                  readable_ink, set_frame, new_figure, style_figure)
 from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
 INK, LIGHT_INK = "#102a43", "#ffffff"
@@ -47,6 +47,8 @@ class CellsPicture:
         for span in self.splits.values():
             self.figure.add_layout(span)
         self.figure.xaxis.ticker, self.figure.yaxis.ticker = FixedTicker(ticks=[]), FixedTicker(ticks=[])
+        for axis in (self.figure.xaxis, self.figure.yaxis):           # its words and numbers: every one drawn
+            axis.major_label_policy = all_labels()
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
     def set_grid(self, rows, cols, x_labels, y_labels, *, font=CELL_SIZE, split_col=None, split_row=None):

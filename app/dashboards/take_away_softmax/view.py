@@ -61,14 +61,15 @@ class SoftmaxView(DashboardView):
             stylesheets=[":host { font-size: 16px; }"])
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(10, 10, 4, 10))
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
-        self.table = CellsPicture("", _("word looked at"), "", width=360, height=300)     # cells for 16 px "100"
-        self.memory = CellsPicture("", "", "", width=340, height=300)                    # and for 16 px "−0.6"
+        # three in a row on a projector's column (996 px), cells wide enough for a 16-px "100" and "−0.6"
+        self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)
+        self.memory = CellsPicture("", "", "", width=310, height=300)
         self.cost = CostPicture(_("Work for T words"), _("length T (words)"), _("multiply-adds"),
-                                width=340, height=300)
+                                width=320, height=300)
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
                                       superiore=_(TABLE_HELP["superiore"]), width=330, margin=(0, 5))
         self.memory_help = Explanation(session, width=280, margin=(0, 5))
-        self.counts = Explanation(session, width=330, margin=(0, 5))
+        self.counts = Explanation(session, width=310, margin=(0, 5))
         self.cost_help = Explanation(session, elementare=_(COST_HELP["elementare"]),
                                      superiore=_(COST_HELP["superiore"]))
         self.trade_off = point_box(Explanation(session, elementare=_(TRADE_OFF["elementare"]),
@@ -100,8 +101,8 @@ class SoftmaxView(DashboardView):
         # the trade-off beside the pictures on a wide screen, under them on a projector
         after = pn.Column(self.trade_off, self.cost_help, sizing_mode="stretch_width", margin=0,
                           styles={"flex": "1 1 330px"})
-        cards = pn.FlexBox(card(self.table, self.table_help, width=360), card(self.memory, self.memory_help, width=340),
-                           card(self.cost, counts, width=340), after, sizing_mode="stretch_width")
+        cards = pn.FlexBox(card(self.table, self.table_help, width=340), card(self.memory, self.memory_help, width=310),
+                           card(self.cost, counts, width=320), after, sizing_mode="stretch_width")
         return pn.Column(title(_("Take away the softmax")), point_box(self.point),
                          pn.Row(self.switch, self.strip, sizing_mode="stretch_width", styles={"flex-wrap": "wrap"}),
                          self.player, self.caption,

@@ -150,8 +150,9 @@ def _table_html(found, superiore, _language):
             name += f' <span class="mark">{html.escape(mark)}</span>'
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog
         rows.append(f'<tr class="{kind}" data-variant="{variant}"><td class="name">{name}</td>{body}</tr>')
-    # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow)
-    shares = (11, 20, 17, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
+    # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow); the
+    # models' names whole, never broken in the middle («Attenzion|e» at 11 %), the writes' short formulas narrower
+    shares = (14, 20, 14, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
     widths = "".join(f'<col style="width: {share}%">' for share in shares)
     wide = ' class="wide"' if len(columns) == 5 else ""
     table = (f"<table{wide}><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>"
