@@ -25,13 +25,14 @@
     }
     return false;
   }
-  function grow(view, times) {
+  function grow(view, times, room) {
     var model = view.model, plot = isPlot(view), kept = served.get(model);
     var now = {width: model.width, height: plot ? model.height : null};
     if (!kept || now.width !== kept.shown.width || now.height !== kept.shown.height) {
       kept = {server: now, shown: now};   // first seen, or a size the server sent since
       served.set(model, kept);
     }
+    times = Math.max(1, Math.min(times, room / kept.server.width));      // never wider than the column
     var want = {width: Math.round(kept.server.width * times),
                 height: plot && kept.server.height ? Math.round(kept.server.height * times) : now.height};
     if (want.width !== now.width || want.height !== now.height) {
@@ -47,7 +48,7 @@
       return v.el && m && m.properties && "width" in m.properties && "sizing_mode" in m.properties &&
              typeof m.width === "number" && !/stretch|scale/.test(m.sizing_mode || "") &&
              (served.has(m) || times !== 1);
-    })).forEach(function (view) { if (within(view.el, main)) { grow(view, times); } });
+    })).forEach(function (view) { if (within(view.el, main)) { grow(view, times, room); } });
   }
   function fit() {
     var main = document.getElementById("main"), index = window.Bokeh && window.Bokeh.index;
