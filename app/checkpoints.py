@@ -19,11 +19,10 @@ import threading
 import numpy as np
 import torch
 
-from app import data_path
 from engine import checkpoint
 from engine.ops import VARIANTS
 
-FOLDER = data_path("assets") / "checkpoints"
+FOLDER = checkpoint.SHIPPED
 MANIFEST_SHA256 = "221b7bc92a326903e6d03edbeacd04b69d7b1440e139ea7f98f3dfa7ef89a077"   # see the docstring
 
 _loaded = {}                          # checkpoint path → (model, sidecar)

@@ -2,6 +2,7 @@
 
     with running_server() as url:          # python -m app on a free localhost port, killed afterwards
         with browser() as chromium: ...    # Debian's /usr/bin/chromium, else Playwright's own build
+    with running_redis() as url: ...       # Debian's redis-server on a free port, nothing kept on disk
 """
 import contextlib
 import json
@@ -66,6 +67,40 @@ def running_server(port=None, timeout=90, shell_command=None, processes=("--one-
             process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+@contextlib.contextmanager
+def running_redis(timeout=20):
+    """`redis-server` (Debian's package) on a free localhost port, in memory only; yields redis://127.0.0.1:PORT/0.
+    Raises RuntimeError when it is not installed."""
+    binary = shutil.which("redis-server") or ("/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server")
+                                               else None)
+    if binary is None:
+        raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
+    port = free_port()
+    process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
+                                "no", "--protected-mode", "yes"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"redis-server exited with status {process.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1):
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"redis-server did not open port {port} within {timeout} s")
+                time.sleep(0.1)
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
             process.wait()
 
 

@@ -16,23 +16,26 @@ A page without a player reveals the observation as soon as a prediction is chose
 its card opens on the settings that show the answer.
 """
 import html
+import importlib
+import importlib.util
 
 from app.dashboards import BY_SLUG, DASHBOARDS
-from app.dashboards.architectures.lesson import CARDS as ARCHITECTURES
-from app.dashboards.memory_fails.lesson import CARDS as MEMORY_FAILS
-from app.dashboards.parallel_recurrent.lesson import CARDS as PARALLEL_RECURRENT
-from app.dashboards.state_fills_up.lesson import CARDS as STATE
-from app.dashboards.take_away_softmax.lesson import CARDS as SOFTMAX
-from app.dashboards.transition.lesson import CARDS as TRANSITION
-from app.dashboards.two_bills.lesson import CARDS as TWO_BILLS
 from app.i18n import _
 
 MAX_CARD = 20                        # a URL's card number beyond this is refused, not looked up
 
-_WRITTEN = {"softmax": SOFTMAX, "two-bills": TWO_BILLS, "state": STATE, "transition": TRANSITION,
-            "memory-fails": MEMORY_FAILS, "parallel-recurrent": PARALLEL_RECURRENT, "architectures": ARCHITECTURES}
+
+
+def _written(dashboard):
+    """The cards of `dashboard` (CARDS in app/dashboards/<package>/lesson.py), or None."""
+    package = getattr(dashboard.build, "package", None)
+    if package is None or importlib.util.find_spec(f"app.dashboards.{package}.lesson") is None:
+        return None
+    return importlib.import_module(f"app.dashboards.{package}.lesson").CARDS
+
+
 # the path through the chapter: the dashboards' order
-LESSONS = {d.slug: _WRITTEN[d.slug] for d in DASHBOARDS if d.slug in _WRITTEN}
+LESSONS = {d.slug: cards for d in DASHBOARDS if (cards := _written(d)) is not None}
 TITLES = {slug: BY_SLUG[slug].title for slug in LESSONS}
 
 

@@ -15,19 +15,22 @@ default knobs from its record in `app.variants`. A write token also queries its 
 read-out shows what the memory says about that key right after writing it.
 
 The engine does the stepping (`engine.stepping.run`); `run_sequence` returns its records with the
-decoded answers. Nothing here draws or translates (preset names are msgids): problems come back as codes for
-the app to word.
+decoded answers (`decode`: the stored value the read-out points at best, or a tie when two are as close
+up to rounding, by the tie rule of `engine.capacity`: a tie is no answer, and counts as wrong). Nothing
+here draws or translates (preset names are msgids): problems come back as codes for the app to word.
 """
 import functools
 import re
 import zlib
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from app.i18n import N_
 from app.variants import REGISTRY
+from engine.capacity import rounding_tie
 from engine.gates import make_gates
 from engine.stepping import run
 from engine.tasks import mqar
@@ -142,13 +145,37 @@ def key_columns(tokens):
     return columns
 
 
+class Answer(NamedTuple):
+    """What the memory answered at one token."""
+    value: str | None               # the stored value the read-out points at best; None: nothing asked, or a tie
+    similarity: float               # its cosine with the read-out (mean over heads)
+    expected: str | None            # the latest value stored under the asked key (None: never stored)
+    tied: tuple = ()                # the values the read-out is equally close to, up to rounding (a tie: ≥ 2)
+
+    @property
+    def right(self):
+        return self.value is not None and self.value == self.expected
+
+
+def decode(scores, candidates, dtype):
+    """(value or None, its score, tied values) of a read-out's scores [C] against `candidates`: the best
+    candidate, unless another scores the same up to rounding (engine.capacity.rounding_tie, in the `dtype`
+    the read-out was computed in): then no value, and the tied candidates, in order."""
+    best = int(np.argmax(scores))
+    level = rounding_tie(np.full(len(scores), scores[best]), np.asarray(scores), dtype).numpy()     # [C]
+    tied = tuple(c for c, same in zip(candidates, level) if same)
+    if len(tied) > 1:
+        return None, float(scores[best]), tied
+    return candidates[best], float(scores[best]), ()
+
+
 @dataclass
 class Run:
     """One variant run over one sequence: the engine's records and what the memory answered."""
     variant: str
     tokens: list
     records: list           # engine.stepping.StepRecord per token
-    answers: list           # per token: (answer or None, similarity, expected or None)
+    answers: list           # per token: an Answer
     candidates: list        # the values the read-out is decoded against
     columns: dict | None = None     # perpendicular keys: name → key column (None: random keys)
     # what pages derive from the run (texts per language, pictures' frames), kept with it: a shared run
@@ -201,7 +228,8 @@ def shared_run(variant, tokens, *, heads=1, alpha=None, beta=None, seed=0, keys=
 
 
 def _answers(tokens, records, candidates, heads, seed):
-    """Decode each read-out: the stored value whose vector it points at best (cosine, mean over heads)."""
+    """Decode each read-out: the stored value whose vector it points at best (cosine, mean over heads),
+    or a tie (`decode`)."""
     table = np.stack([[embedding(c, "value", h, seed) for c in candidates] for h in range(heads)]) \
         if candidates else np.zeros((heads, 0, D_V))                                  # [H, C, d_v]
     latest, answers = {}, []
@@ -212,11 +240,9 @@ def _answers(tokens, records, candidates, heads, seed):
         output = record.output[0]                                                       # [H, d_v]
         norms = np.linalg.norm(output, axis=-1)
         if token.key is None or not candidates or norms.max() < 1e-6:
-            answers.append((None, 0.0, expected))
+            answers.append(Answer(None, 0.0, expected))
             continue
         cosine = np.einsum("hcd,hd->hc", table, output) / np.maximum(norms[:, None], 1e-12)
-        score = cosine.mean(0)
-        best = int(score.argmax())
-        answers.append((candidates[best], float(score[best]), expected))
+        value, similarity, tied = decode(cosine.mean(0), candidates, output.dtype)
+        answers.append(Answer(value, similarity, expected, tied))
     return answers
-

@@ -9,11 +9,11 @@ import argparse
 
 from app.dashboards import DASHBOARDS
 from app.devtools import ROOT, browser, running_server
+from app.lessons import LESSONS
 
 OUT = ROOT / "assets" / "screenshots"
 # one card of every lesson, as a class meets it (the picture the card asks about on the same screen)
-LESSON_CARDS = {"softmax": 2, "two-bills": 1, "state": 3, "transition": 1, "memory-fails": 2,
-                "parallel-recurrent": 1, "architectures": 1}
+PREFERRED_CARDS = {"softmax": 2, "state": 3, "memory-fails": 2}            # else the first
 
 
 def pages():
@@ -35,7 +35,8 @@ def pages():
     shots.append(("architectures-superiore", "/architectures", "&level=superiore&arch=rwkv7"))
     # the first lesson with φ on, a card of every lesson, and presenter mode
     shots.append(("softmax-linear", "/softmax", "&attention=linear&t=5"))
-    for slug, card in LESSON_CARDS.items():
+    for slug in LESSONS:
+        card = PREFERRED_CARDS.get(slug, 1)
         shots.append((f"lesson-{slug}", f"/{slug}", f"&lesson={slug}&card={card}"))
     shots.append(("present-transition", "/transition", "&present=1&gate=scalar&alpha=0.7&beta=0.5"))
     return shots
@@ -61,6 +62,52 @@ def device_shots(url, chromium):
             context.close()
 
 
+def live_class_shots(url, chromium, phones=11):
+    """A live class: the projector (1366 × 768, Italian) with the class's answers shown as bars, and an English
+    phone (390 × 844) after the reveal. `phones` more answer over the protocol (bench.load's Phone)."""
+    import asyncio
+    import random
+    import threading
+
+    from bench.load import Phone
+
+    projector_context = chromium.new_context(viewport={"width": 1366, "height": 768}, locale="it-IT")
+    projector = projector_context.new_page()
+    projector.goto(f"{url}/softmax?lesson=softmax&card=1&present=1&lang=it", timeout=120_000)
+    projector.locator("aside.class button[data-command=start]").click(timeout=120_000)
+    code = projector.locator("aside.class .letters").inner_text(timeout=60_000)
+    phone_context = chromium.new_context(viewport={"width": 390, "height": 844}, locale="en-US", has_touch=True,
+                                         is_mobile=True)
+    phone = phone_context.new_page()
+    phone.goto(f"{url}/join?code={code}")
+    phone.locator("button.choice").nth(1).tap(timeout=60_000)
+
+    async def class_answers():
+        rng, crowd = random.Random(3), [Phone(url) for _ in range(phones)]
+        for i, student in enumerate(crowd):
+            await student.join(code, ("it", "en")[i % 2])
+            await student.answer(rng.choice([0, 1, 1, 1, 2]))
+        await asyncio.sleep(2)
+        return crowd
+    answering = threading.Thread(target=lambda: asyncio.run(class_answers()))   # Playwright holds this loop
+    answering.start()
+    answering.join(300)
+    projector.locator("aside.class button[data-command=show]").click()
+    projector.locator("aside.class .bar").first.wait_for(timeout=30_000)
+    projector.wait_for_timeout(1500)
+    target = OUT / "live-class-projector-it.png"
+    projector.screenshot(path=str(target))
+    print(target.relative_to(ROOT))
+    projector.locator("aside.class button[data-command=reveal]").click()
+    phone.locator("section.phone[data-verdict]").wait_for(timeout=30_000)
+    phone.wait_for_timeout(500)
+    target = OUT / "live-class-phone-en.png"
+    phone.screenshot(path=str(target))
+    print(target.relative_to(ROOT))
+    projector_context.close()
+    phone_context.close()
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m app.screenshots")
     parser.add_argument("--width", type=int, default=1366)
@@ -68,11 +115,15 @@ def main(argv=None):
     parser.add_argument("--full-page", action="store_true")
     parser.add_argument("--only", default="", help="only the pictures whose name starts so (e.g. lesson-)")
     parser.add_argument("--devices", action="store_true", help="a phone and a tablet, by touch")
+    parser.add_argument("--live-class", action="store_true", help="a live class: the projector and a phone")
     args = parser.parse_args(argv)
     OUT.mkdir(parents=True, exist_ok=True)
     with running_server() as url, browser() as chromium:
         if args.devices:
             device_shots(url, chromium)
+            return
+        if args.live_class:
+            live_class_shots(url, chromium)
             return
         for lang in ("it", "en"):
             context = chromium.new_context(viewport={"width": args.width, "height": args.height}, locale=lang)

@@ -9,7 +9,8 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
---secret-key-file, --build-on-loop, --max-waiting-builds; anything after `--` goes to `panel serve` unchanged.
+--secret-key-file, --build-on-loop, --max-waiting-builds, --lan, --rooms, --room-size; anything after `--` goes to
+`panel serve` unchanged.
 
 A classroom opens the same link at once, and a page costs the server about a second of CPU to
 build: so it serves from one process per core by default (Tornado forks them after binding the port;
@@ -21,6 +22,11 @@ not stop every other session of the process; --build-on-loop builds them as plai
 Linux the server runs with PYTHONMALLOC=malloc and trims the C heap after sessions close
 (app/server/memory.py), so that its memory comes back after a crowd has left.
 
+A live class (app/classroom/) keeps its room where every process reaches it: an SQLite file of this server by
+default (--rooms redis://HOST:PORT/DB for servers on several machines). --lan serves the classroom's network, so
+that the students' phones reach the join page: it listens on every interface and lets this machine's network
+addresses open the websocket.
+
 Session ids are signed (app/server/security.py): with several server processes behind one proxy, give them
 all the same --secret-key-file (or BOKEH_SECRET_KEY), since a page and its websocket may reach
 different processes. A bokeh.client load test needs the key too: BOKEH_SECRET_KEY=… and
@@ -29,14 +35,19 @@ BOKEH_SIGN_SESSIONS=true in its environment. What a visitor's websocket may chan
 events; anything else is refused in one log line.
 """
 import argparse
+import contextlib
 import errno
 import os
+import signal
 import socket
 import sys
 from pathlib import Path
 
 from app import data_path
+from app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
+from app.classroom.store import ROOM_SIZE
 from app.server import building
+from lineare import arguments
 
 PAGES = Path(__file__).resolve().parent / "pages"
 NOTEBOOKS = data_path("notebooks")
@@ -44,6 +55,7 @@ SETUP = Path(__file__).resolve().parent / "server" / "panel_setup.py"
 IDLE_CHECK_MS = 10_000           # bounded work per visitor: idle sessions are closed and their stores freed
 IDLE_LIFETIME_MS = 60_000
 MAX_WEBSOCKET_MESSAGE = 256 * 1024    # our pages send under 1 KB a message (app/server/websocket.py); Tornado: 10 MB
+STOP_WAIT_S = 1.5                # a stopping server's forked processes get this long before they are killed
 COMPRESSION_LEVEL = 6            # permessage-deflate: a run's frames (8-bit colour steps) shrink to about half
 
 
@@ -51,6 +63,8 @@ def panel_serve_args(args, extra=()):
     """The `panel serve` command line for our options."""
     pages = sorted(str(p) for p in PAGES.glob("*.py"))
     origins = args.allow_websocket_origin or [f"localhost:{args.port}", f"127.0.0.1:{args.port}"]
+    if getattr(args, "lan", False):
+        origins = [*origins, *(f"{address}:{args.port}" for address in lan_addresses())]
     argv = ["panel", "serve", *pages, "--index", "home", "--port", str(args.port), "--address", args.address,
             "--num-procs", str(processes(args)), "--check-unused-sessions", str(IDLE_CHECK_MS),
             "--unused-session-lifetime", str(IDLE_LIFETIME_MS),
@@ -66,6 +80,19 @@ def panel_serve_args(args, extra=()):
     if processes(args) > 1:
         argv += shared_session_args(extra)
     return argv + list(extra)
+
+
+def lan_addresses():
+    """This machine's IPv4 addresses on its networks (what a phone in the classroom types), loopback left out.
+    Read from the machine's own interfaces (psutil): nothing is sent anywhere."""
+    import psutil
+
+    found = []
+    for addresses in psutil.net_if_addrs().values():
+        for address in addresses:
+            if address.family == socket.AF_INET and not address.address.startswith("127."):
+                found.append(address.address)
+    return found
 
 
 def processes(args):
@@ -127,6 +154,34 @@ def start_note(args, count):
 BOKEH_CHECKS = ("BOKEH_VALIDATE_DOC", "BOKEH_PERFORM_ERROR_DIAGNOSTICS")
 
 
+def stop_together():
+    """SIGTERM to the server's process (what `kill`, a supervisor or a service manager sends) and Ctrl-C stop every
+    server process it forked, not only itself (Tornado's parent only waits for its children; they kept serving the
+    port after it was gone). Ctrl-C reaches every process of the terminal's group: the forked ones go at once and
+    quietly, the first says so in one line."""
+    import psutil
+
+    parent = os.getpid()
+
+    def stop(signum, _frame):
+        if os.getpid() != parent:                  # a forked server (its SIGTERM is Bokeh's own, on its loop)
+            os._exit(0)
+        if signum == signal.SIGINT:
+            print("\nLineare: stopped (Ctrl-C).", file=sys.stderr, flush=True)
+        children = psutil.Process().children(recursive=True)
+        for child in children:
+            with contextlib.suppress(psutil.Error):
+                child.terminate()
+        _gone, alive = psutil.wait_procs(children, timeout=STOP_WAIT_S)
+        for child in alive:
+            with contextlib.suppress(psutil.Error):
+                child.kill()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+
+
 def bokeh_checks_off():
     for name in BOKEH_CHECKS:
         os.environ.setdefault(name, "false")
@@ -138,16 +193,17 @@ def main(argv=None):
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(prog="python -m app", description="Serve the Lineare dashboards.",
-                                     epilog="Arguments after -- go to `panel serve` unchanged.")
-    parser.add_argument("--port", type=int, default=5006)
+                                     epilog="Arguments after -- go to `panel serve` unchanged.",
+                                     formatter_class=arguments.Formatter)
+    parser.add_argument("--port", type=arguments.port, default=5006, help="the port to listen on")
     parser.add_argument("--address", default="localhost", help="interface to listen on (0.0.0.0: all)")
     parser.add_argument("--allow-websocket-origin", action="append", default=None, metavar="HOST[:PORT]",
                         help="hosts allowed to open the websocket (repeat; needed behind a proxy)")
-    parser.add_argument("--num-procs", type=int, default=None,
+    parser.add_argument("--num-procs", type=arguments.at_least(0), default=None,
                         help="server processes, sharing the port (default and 0: one per core on Linux; elsewhere 1)")
     parser.add_argument("--one-process", action="store_true",
                         help="serve from one process (the same as --num-procs 1)")
-    parser.add_argument("--show", action="store_true", help="open a browser tab")
+    parser.add_argument("--show", action="store_true", help="open the app in a browser tab")
     parser.add_argument("--warm", action="store_true",
                         help="build every page once before listening (a hosted demo: the first visitor waits less; "
                              "the server then answers about 10 s later than the 3 s without it)")
@@ -157,10 +213,10 @@ def main(argv=None):
     parser.add_argument("--build-on-loop", action="store_true",
                         help="build pages on the event loop, as plain Panel does (default: on a thread of their "
                              "own, so that a page being built does not stop every other visitor's session)")
-    parser.add_argument("--idle-minutes", type=float, default=10.0,
+    parser.add_argument("--idle-minutes", type=arguments.above(0.0), default=10.0,
                         help="close a connection that sent nothing this long (an open, visible page tells the "
                              "server once a minute that it is there; default: %(default)s)")
-    parser.add_argument("--max-waiting-builds", type=int, default=building.MAX_WAITING, metavar="N",
+    parser.add_argument("--max-waiting-builds", type=arguments.positive, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
     parser.add_argument("--patches", action="store_true",
@@ -169,13 +225,31 @@ def main(argv=None):
     parser.add_argument("--no-patches", action="store_true",
                         help="serve with none of them: Panel and Bokeh as released (no build thread, no websocket "
                              "allow-list, no cheaper builds; to compare, or on untested versions)")
+    parser.add_argument("--lan", action="store_true",
+                        help="serve the classroom's network (students' phones join a live class): listen on every "
+                             "interface and accept this machine's network addresses as websocket origins")
+    parser.add_argument("--rooms", default=None, metavar="URL",
+                        help="where a live class's rooms are kept, for every server process: sqlite:///PATH (default: "
+                             "a file of this server in the runtime folder) or redis://HOST:PORT/DB (servers on "
+                             "several machines)")
+    parser.add_argument("--room-size", type=arguments.positive, default=ROOM_SIZE, metavar="N",
+                        help="students one live class takes (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.patches:
         from app.server import patches
         print(patches.rows())
         return 0
-    if args.num_procs is not None and args.num_procs < 0:
-        parser.error("--num-procs must be 0 (one per core) or more")
+    if args.lan and args.address == "localhost":
+        args.address = "0.0.0.0"
+    try:
+        from app.classroom.store import open_rooms
+
+        rooms_url = args.rooms or default_rooms(args.port)
+        open_rooms(rooms_url).check()          # a wrong URL, an unwritable folder, Redis away: said now
+    except (ValueError, OSError) as error:
+        parser.error(f"--rooms: {error}")
+    os.environ[ROOMS_ENV], os.environ[SIZE_ENV] = rooms_url, str(args.room_size)   # read by every forked process
+    os.environ[LAN_ENV] = "1" if args.lan else "0"
 
     problem = port_problem(args.address, args.port)
     if problem:
@@ -199,6 +273,9 @@ def main(argv=None):
     count = processes(args)
     if count > 1:
         process_threads(count)
+    if args.lan:
+        print("Lineare: students join a live class at " + ", ".join(
+            f"http://{a}:{args.port}/join" for a in lan_addresses()), file=sys.stderr, flush=True)
     print(f"Lineare: starting on http://{args.address}:{args.port} with {count} server "
           f"process{'es' if count > 1 else ''} ({start_note(args, count)}; the first start imports PyTorch: "
           "a few seconds) …", file=sys.stderr, flush=True)
@@ -214,6 +291,8 @@ def main(argv=None):
         building.MAX_WAITING = max(1, args.max_waiting_builds)
         patches.install(skip=("build-on-thread",) if args.build_on_loop else ())
     sys.argv = panel_serve_args(args, extra)
+    if command_line:
+        stop_together()
     return panel_main()
 
 

@@ -25,6 +25,8 @@ class Session(param.Parameterized):
                            doc="elementare: plain words; superiore: formulas and paper names")
     notices = param.List(default=[], doc="(source, message) pairs shown at the top of the page")
     present = param.Boolean(default=False, doc="presenter mode: sidebar closed, larger type")
+    notebook = param.Boolean(default=False, doc="a laboratory in a notebook cell (lineare.labs): its knobs beside "
+                                                "it, no menu")
     lesson = param.Selector(default="", objects=["", *LESSONS], doc="the lesson whose card is shown ('': none)")
     card = param.Integer(default=0, bounds=(0, MAX_CARD), doc="the lesson's card, from 1")
 

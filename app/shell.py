@@ -2,14 +2,17 @@
 
     pn.serve({"state": page("state")})      # page(slug) builds a fresh page for each session
 
-Language switches reload the page with ?lang= changed (every string is drawn in the new language,
-and the rest of the view comes back from the URL); the level switches in place.
+What depends only on the page, its language and presenter mode — the header's buttons, the language switch, the
+navigation, the sidebar's labels — is HTML in the page's template (`frame_html`), not Panel objects: a kept page's
+HTML is keyed by exactly these (app/server/panel_setup.py), and the browser does the rest (app/js/page/frame.js:
+the language switch and presenter mode reload the page with ?lang= or ?present= changed, keeping the rest of the
+URL; a link to another laboratory keeps the level). The level switches in place, on the server: a widget.
 """
 import html
 
 import panel as pn
 
-from app.components.browser import callback
+from app.classroom.projector import class_panel, page_reveal
 from app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
@@ -22,15 +25,25 @@ from app.session import Session
 HEADER = "#1d4f7a"
 ACCENT = "#f0b429"
 
-NAV_CSS = """
-:host { font-size: calc(16px * var(--lineare-scale, 1)); width: 100%; }
-nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; color: #1d4f7a;
-        text-decoration: none; }
-nav a:hover { background: #e6eef6; }
-nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
-nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
-nav a[aria-current="page"] .soon { color: #d9e2ec; }
-""" + f"nav a:focus-visible {{ {FOCUS} }}\n"
+# the frame's own HTML (frame_html): the sidebar's labels, language switch and navigation, the header's buttons
+FRAME_HTML_CSS = """
+.lineare-side { width: 100%; padding: 0 10px; font-size: calc(16px * var(--lineare-scale, 1)); }
+.lineare-side-label { font-weight: bold; margin: 8px 0 4px 0; }
+.lineare-languages { display: flex; width: 100%; margin-bottom: 4px; }
+.lineare-languages .btn { flex: 1 1 0; font-size: inherit; }
+.lineare-side nav a { display: block; padding: 6px 10px; margin: 2px 0; border-radius: 6px; color: #1d4f7a;
+                      text-decoration: none; }
+.lineare-side nav a:hover { background: #e6eef6; }
+.lineare-side nav a[aria-current="page"] { background: #1d4f7a; color: white; font-weight: 600; }
+.lineare-side nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
+.lineare-side nav a[aria-current="page"] .soon { color: #d9e2ec; }
+.lineare-header-buttons { display: flex; gap: 12px; margin: 0 8px 0 auto; }
+.lineare-header-buttons .btn { font-size: calc(16px * var(--lineare-scale, 1)); white-space: nowrap; }
+""" + f"""
+/* the browser's thin ring is hard to see: the page's double ring on the links and buttons of the frame */
+.lineare-side nav a:focus-visible, .lineare-side .btn:focus-visible, .lineare-header-buttons .btn:focus-visible {{
+  {FOCUS} }}
+"""
 NOTICE_CSS = """
 :host { width: 100%; }
 div.notice { background: #fff8e1; border-left: 6px solid #f0b429; padding: 8px 12px; margin: 0 0 6px 0;
@@ -50,6 +63,14 @@ html:root { --sidebar-width: 425px; }     /* over the template's own :root, whic
 LANGUAGE_NAMES = {"it": "Italiano", "en": "English"}     # each in its own language: not translated
 
 
+def serve(slug=None):
+    """Build the page of `slug` (None: the landing page) for this session and hand it to the server: what each of
+    app/pages/*.py runs. Bokeh walks a document's whole model graph again after each change that may add a model (a
+    root, a list of children); frozen here, it walks once, at the end of the build (its public `freeze()`)."""
+    with pn.state.curdoc.models.freeze():
+        page(slug)().servable()
+
+
 def page(slug=None):
     """The page factory for `slug` (None: the landing page); called once per browser session."""
     def build():
@@ -64,13 +85,17 @@ def page(slug=None):
                 apply_setup(pn.state.session_args, found[2])      # the card opens on its own settings
             content = dashboard.build(session) if dashboard.build else coming_soon(dashboard)
             card = lesson_card(session, session.stores.get(slug), content.main) if found is not None else None
-            return shell(session, slug, content, card)
+            # a live class's panel: Reveal runs the card's action on the page, as a student's acting would
+            live = class_panel(session, *found, session.stores.get(slug), content.main,
+                               page_reveal(card, found[2])) if found is not None else None
+            return shell(session, slug, content, card, live)
         return shell(session, slug, content)
     return build
 
 
-def shell(session, slug, content: Page, card=None):
-    """The template around `content`; a lesson's `card` goes above the page's main area."""
+def shell(session, slug, content: Page, card=None, live=None):
+    """The template around `content`; a lesson's `card` goes above the page's main area, and the panel of a live
+    class (`live`: a lesson card's page in presenter mode) at its right edge."""
     title = _("Lineare")
     if slug is not None:
         title = f"{title} · {_(BY_SLUG[slug].title)}"
@@ -79,29 +104,12 @@ def shell(session, slug, content: Page, card=None):
     template = pn.template.BootstrapTemplate(title=title, header_background=HEADER, sidebar_width=340,
                                              collapsed_sidebar=session.present, busy_indicator=None,
                                              meta_viewport=VIEWPORT)
-    template.template = PageFrame.of(template.template, session.language)
-    template.config.raw_css.extend([PRESENT_CSS if session.present else SHELL_CSS, FRAME_CSS])
-    header = presenter_buttons(session)
-    template.header.append(header)
-    codes = list(LANGUAGE_NAMES)
-    language = pn.widgets.RadioButtonGroup(options=[LANGUAGE_NAMES[c] for c in codes],
-                                           value=LANGUAGE_NAMES[session.language], label=_("Language"),
-                                           color="primary", variant="outline",
-                                           sizing_mode="stretch_width")
-    language.jscallback(args={"codes": codes}, value=callback("reload_with_language"))
+    template.template = PageFrame.of(template.template, session.language, frame_html(session, slug))
+    template.config.raw_css.extend([PRESENT_CSS if session.present else SHELL_CSS, FRAME_CSS, FRAME_HTML_CSS])
     level = pn.widgets.RadioButtonGroup.from_param(
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
         name=_("Level"), color="primary", variant="outline", sizing_mode="stretch_width")
-    nav = pn.pane.HTML(stylesheets=[NAV_CSS], sizing_mode="stretch_width", margin=(0, 5))
-
-    def draw_nav(*_events):
-        nav.object = navigation(session, slug)
-
-    session.param.watch(draw_nav, "level")
-    draw_nav()
-    label = lambda text: pn.pane.HTML(f"<b>{html.escape(text)}</b>", margin=(8, 10, 0, 10),
-                                      stylesheets=[":host { font-size: calc(16px * var(--lineare-scale, 1)); }"])
-    sidebar = [label(_("Language")), language, label(_("Level")), level, label(_("Laboratories")), nav]
+    sidebar = [level]              # below the frame's language switch, navigation and the level's label
     without_doc_tooltips(session, [level])
     if content.controls:
         sidebar += [pn.layout.Divider(), *content.controls]
@@ -111,25 +119,36 @@ def shell(session, slug, content: Page, card=None):
     # FlexBox only when at most two laid-out columns hold it (a third left every picture of
     # "Where memory fails" at zero size)
     main = pn.Column(notices(session), *([card] if card is not None else []), content.main,
-                     Presence(height=0, width=0, margin=0),
+                     Presence(height=0, width=0, margin=0), *([live] if live is not None else []),
                      sizing_mode="stretch_width")
     template.main.append(main)
     without_doc_tooltips(session, [*content.controls, main])
-    accessible_widgets([header, language, level, *content.controls, main])
+    accessible_widgets([level, *content.controls, main])
     when_built(pn.state.curdoc, lambda section: (without_doc_tooltips(session, [section]),
                                                  accessible_widgets([section])))
     return template
 
 
-def presenter_buttons(session):
-    """Two header buttons that work in the browser alone: presenter mode on or off, and full screen."""
-    words = _("Leave presenter mode") if session.present else _("Presenter mode")
-    presenter = pn.widgets.Button(label=words, color="light", variant="outline", margin=(0, 6))
-    presenter.js_on_click(args={"present": session.present}, code=callback("toggle_presenter"))
-    full_screen = pn.widgets.Button(label=_("Full screen"), color="light", variant="outline",
-                                    margin=(0, 6))
-    full_screen.js_on_click(code=callback("toggle_full_screen"))
-    return pn.Row(presenter, full_screen, margin=0)
+def frame_html(session, slug):
+    """{place in Panel's template: HTML} of what depends only on the page, its language and presenter mode: the
+    header's buttons (presenter mode on or off, full screen), and at the sidebar's top the language switch, the
+    navigation and the level's label (app/js/page/frame.js makes them work)."""
+    present = _("Leave presenter mode") if session.present else _("Presenter mode")
+    full_screen, language, laboratories, level = _("Full screen"), _("Language"), _("Laboratories"), _("Level")
+    header = (f'<div class="lineare-header-buttons"><button type="button" class="btn btn-outline-light" '
+              f'data-lineare-present="{0 if session.present else 1}">{html.escape(present)}</button>'
+              f'<button type="button" class="btn btn-outline-light" data-lineare-full-screen>'
+              f'{html.escape(full_screen)}</button></div>')
+    languages = "".join(
+        f'<button type="button" class="btn {"btn-primary" if code == session.language else "btn-outline-primary"}" '
+        f'lang="{code}" data-lineare-lang="{code}" aria-pressed="{str(code == session.language).lower()}">'
+        f'{html.escape(name)}</button>' for code, name in LANGUAGE_NAMES.items())
+    side = (f'<div class="lineare-side"><p class="lineare-side-label" id="lineare-language-label">'
+            f'{html.escape(language)}</p><div class="lineare-languages btn-group" role="group" '
+            f'aria-labelledby="lineare-language-label">{languages}</div>'
+            f'<p class="lineare-side-label" id="lineare-laboratories-label">{html.escape(laboratories)}</p>'
+            f'{navigation(session, slug)}<p class="lineare-side-label">{html.escape(level)}</p></div>')
+    return {"header": header, "sidebar": side}
 
 
 def without_doc_tooltips(session, parts):
@@ -145,7 +164,9 @@ def without_doc_tooltips(session, parts):
 
 
 def navigation(session, current):
-    query = f"?lang={session.language}&level={session.level}" + ("&present=1" if session.present else "")
+    """The links to every laboratory, in the frame's language and presenter mode; the level the visitor has chosen
+    goes along when one is followed (app/js/page/frame.js): the frame is the same for every level."""
+    query = f"?lang={session.language}" + ("&present=1" if session.present else "")
     items = [("./" + query, _("Home"), current is None, False)]
     for dashboard in DASHBOARDS:
         items.append((f"./{dashboard.slug}{query}", _(dashboard.title), current == dashboard.slug,
@@ -155,8 +176,7 @@ def navigation(session, current):
         mark = ' aria-current="page"' if is_current else ""
         badge = '<span class="soon">(%s)</span>' % html.escape(_("coming soon")) if soon else ""
         links.append(f'<a href="{html.escape(href)}"{mark}>{html.escape(text)}{badge}</a>')
-    name = html.escape(_("Laboratories"), quote=True)
-    return f'<nav aria-label="{name}">' + "".join(links) + "</nav>"
+    return '<nav aria-labelledby="lineare-laboratories-label">' + "".join(links) + "</nav>"
 
 
 def notices(session):

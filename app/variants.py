@@ -47,6 +47,8 @@ class Variant:
     alpha: float                # default forget knob α (1 keeps everything)
     left_out: str               # msgid: what our tiny version leaves out of the paper's layer
     beta: float = 1.0           # default correct knob β
+    knob_note: str | None = None  # msgid: what the knob leaves out of the model even where it is on it
+    common_noun: bool = False   # its name is a common noun ("linear attention"): lower-case mid-sentence
 
     @property
     def forgets(self):
@@ -81,17 +83,19 @@ RECORDS = (
                N_('none')),
         table_formula=('$I$',
                        N_(r"$v_t k_t^\top$ with $k = \phi(k)$"),
-                       N_(r"$S_t q_t$, optionally divided by $z_t^\top q_t$, $z_t = z_{t-1} + k_t$"),
+                       N_(r"$S_t \phi(q_t)$, optionally divided by $z_t^\top \phi(q_t)$, $z_t = z_{t-1} + "
+                          r"\phi(k_t)$"),
                        N_(r"feature map $\phi$: elu+1 (original), identity, relu…")),
         special=N_('The starting point: it only adds. Nothing ever fades or is removed, so the pairs blur into '
                'each other: with random labels a little from the second pair on, and more with every pair; only '
                'perpendicular labels stay apart, and there are only as many of those as the summary has columns.'),
-        special_formula=N_(r"With $A_t = I$ the state is a plain running sum, $S_t = \sum_{i \le t} v_i k_i^\top$; the "
-               r"original also divides the read-out by $z_t^\top q_t$, with $z_t = \sum_{i \le t} k_i$."),
+        special_formula=N_(r"With $A_t = I$ the state is a plain running sum, "
+               r"$S_t = \sum_{i \le t} v_i \phi(k_i)^\top$; the original also divides the read-out "
+               r"$S_t \phi(q_t)$ by $z_t^\top \phi(q_t)$, with $z_t = \sum_{i \le t} \phi(k_i)$."),
         mask_note=N_('Linear attention forgets nothing: every earlier token counts fully, so the mask is just “the'
                ' past yes, the future no”.'),
         knob=('none', 0.0), nearest=None, off_knob=None,
-        alpha=1.0,
+        alpha=1.0, common_noun=True,
         left_out=N_("Our small version uses the original's feature map (elu + 1) but does not divide the answer by "
                     "the running sum of the keys (the engine can: normalize=True).")),
     Variant(
@@ -116,8 +120,9 @@ RECORDS = (
                'diagonal, γ to the power of the distance.'),
         knob=('fixed', 0.0), nearest=None, off_knob=None,
         alpha=0.97,
-        left_out=N_("Our small version leaves out RetNet's rotating positions (xPos), its group norm and its "
-                    "output gate.")),
+        left_out=N_("Our small version leaves out RetNet's rotating positions (xPos) and its output gate, and "
+                    "normalizes each head's answer with an RMS norm where RetNet has its group norm (every layer "
+                    "here has that RMS norm).")),
     Variant(
         'mamba2', 'Mamba-2', short='Mamba-2', family='fade', papers='Dao & Gu 2024',
         rule=N_('Mamba-2 fades the whole summary at every step, by an amount its gate chooses, then adds the '
@@ -142,7 +147,9 @@ RECORDS = (
         knob=('scalar', 0.0), nearest=None, off_knob=None,
         alpha=0.9,
         left_out=N_("Our small version leaves out Mamba-2's output gate (the z branch) and keeps its "
-                    "one-number-per-head forgetting.")),
+                    "one-number-per-head forgetting."),
+        knob_note=N_("The knob has Mamba-2's transition and write, not its shortcut: the copy of the input "
+                     "(D x_t) that Mamba-2 adds to its answer is left out.")),
     Variant(
         'gla', 'GLA', short='GLA', family='fade', papers='Yang et al. 2024',
         rule=N_('GLA fades each column of the summary at its own speed, then adds the new pair.'),
@@ -212,8 +219,8 @@ RECORDS = (
                ' inside each chunk (a triangular system), not drawn here.'),
         knob=('scalar', 1.0), nearest=None, off_knob=None,
         alpha=0.95,
-        left_out=N_('Our small version leaves out the output gate of Gated DeltaNet and its mixing with '
-                    'sliding-window attention.')),
+        left_out=N_('Our small version leaves out the output gate of Gated DeltaNet. (Only the paper\'s hybrid '
+                    'models, Gated DeltaNet-H1 and -H2, also mix in sliding-window attention.)')),
     Variant(
         'rwkv6', 'RWKV-6', short='RWKV-6', family='fade', papers='Peng et al. 2024',
         rule=N_('RWKV-6 fades each column at its own speed; it reads the summary before adding the current '
@@ -273,10 +280,11 @@ RECORDS = (
                     "before the fading, and the erased part is not faded; it has its own removal key and its own "
                     "strength for each column, and writes with a key of its own. The link opens that nearest setting."),
         alpha=0.95,
-        left_out=N_("Our small version replaces RWKV's token shift with a short convolution and leaves out the "
-                    "value residual, the bonus term of the current token, the group norm and the channel-mixing "
-                    "block; its removal key is the key itself, normalized, where RWKV-7 normalizes k ⊙ ξ with a "
-                    "learned ξ.")),
+        left_out=N_("Our small version replaces RWKV's token shift with a short convolution, leaves out the "
+                    "value residual, the bonus term of the current token and the channel-mixing block, and "
+                    "normalizes each head's answer with an RMS norm where RWKV-7 has its group norm. Its removal "
+                    "key is RWKV-7's, k ⊙ ξ normalized with a learned ξ; only the mechanism mode and the knob "
+                    "take ξ = 1.")),
     Variant(
         'mlstm', 'mLSTM (xLSTM)', short='mLSTM', family='fade', papers='Beck et al. 2024',
         rule=N_('mLSTM (xLSTM) has a forget gate and an input gate, and divides its answer by how much has '
@@ -289,7 +297,7 @@ RECORDS = (
                N_('forget and input gates computed from each word')),
         table_formula=('$f_t I$',
                        N_(r"$i_t v_t k_t^\top$, normalizer $n_t = f_t n_{t-1} + i_t k_t$"),
-                       N_(r"$S_t q_t / \max(|n_t^\top q_t|, 1)$, stabilized with $m_t$"),
+                       N_(r"$C_t q_t / \max(|n_t^\top q_t|, 1)$, stabilized with $m_t$"),
                        N_(r"$i = \exp(\tilde\imath)$, $f$ = sigmoid or exp")),
         special=N_('Besides the forget gate it has an input gate that says how strongly to write, and it divides'
                ' the answer by a running total of what was written, so answers do not grow with the number '
@@ -326,7 +334,7 @@ RECORDS = (
         special_formula=None,
         mask_note=None,
         knob=None, nearest=None, off_knob=None,
-        alpha=1.0,
+        alpha=1.0, common_noun=True,
         left_out=N_('Our small version adds no position information to the tokens: only the short convolution '
                     'before it tells one position from another.')),
 )
@@ -379,6 +387,15 @@ def label(name):
     """The display name of `name` in the current language."""
     from app.i18n import _
     return _(variant(name).label)
+
+
+def running_name(name):
+    """The name of `name` as written inside a sentence, in the current language: "linear attention" and
+    "attenzione lineare" lower-case (a common noun), every other name as it is spelt (RetNet, mLSTM)."""
+    from app.i18n import _
+    record = variant(name)
+    text = _(record.short)
+    return text[:1].lower() + text[1:] if record.common_noun else text
 
 
 check_registry()

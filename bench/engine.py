@@ -1,4 +1,5 @@
-"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine (float32, CPU).
+"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine
+(float32, CPU).
 
 1. wall time of the parallel, chunked and recurrent forms of every variant at lengths T, and the
    chunked form's matrix multiply-adds against the token loop's (torch's FLOP counter);
@@ -36,6 +37,7 @@ from engine.ops import VARIANTS, forward, initial_state
 from engine.ops.recurrent import STEPS, gates_at
 from engine.ops.states import KVCache
 from engine.stepping import Decoder, step as recorded_step
+from lineare import arguments
 
 FORMS = ("parallel", "chunked", "recurrent")
 DIAGONAL = ("linear", "retnet", "mamba2", "gla", "rwkv6", "mlstm")  # transitions without a low-rank part
@@ -511,15 +513,19 @@ def fmt_value(x, unit):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m bench.engine", description="Time the forms of every "
-                                     "variant, the per-token step and matmul throughput (float32, CPU).")
+    parser = argparse.ArgumentParser(prog="python -m bench.engine", formatter_class=arguments.Formatter,
+                                     description="Time the forms of every variant, the per-token step and matmul "
+                                                 "throughput (float32, CPU).")
     numbers = lambda text: tuple(sorted({int(x) for x in text.split(",") if x}))
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (a smoke test)")
-    parser.add_argument("--variants", type=lambda text: tuple(text.split(",")), help="comma-separated")
-    parser.add_argument("--lengths", type=numbers, help="sequence lengths T, comma-separated")
-    parser.add_argument("--contexts", type=numbers, help="contexts for the per-token step, comma-separated")
-    parser.add_argument("--chunk-size", type=int, default=64)
+    parser.add_argument("--variants", type=lambda text: tuple(text.split(",")),
+                        help=f"comma-separated (default: all: {','.join(VARIANTS)})")
+    parser.add_argument("--lengths", type=numbers, help=f"sequence lengths T, comma-separated (default: "
+                                                        f"{','.join(map(str, Config.lengths))})")
+    parser.add_argument("--contexts", type=numbers, help=f"contexts for the per-token step, comma-separated "
+                                                         f"(default: {','.join(map(str, Config.contexts))})")
+    parser.add_argument("--chunk-size", type=arguments.positive, default=64, help="tokens per chunk")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1: every figure, the "
                         "targets' included, is measured in one run on one thread)")
     args = parser.parse_args(argv)

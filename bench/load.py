@@ -1,6 +1,6 @@
 """Many visitors at once on the hosted demo (scripts/host): what the servers do for a classroom.
 
-    .venv/bin/python -m bench.load [crowd|heavy|churn|burst] [--viewers N] [--browsers B] [--workers W]
+    .venv/bin/python -m bench.load [crowd|heavy|churn|burst|class] [--viewers N] [--browsers B] [--workers W]
                                    [--url URL --run-dir DIR] [--app [--app-arg=ARG …]] [--json]
 
 Without --url it starts its own hosted mode (deploy.host: W servers behind nginx, --warm, the per-IP
@@ -39,6 +39,12 @@ Modes:
          Targets: ./scripts/app on 2 cores, 30 within 10 s: page open p95 ≤ 3 s, 0 errors; the hosted
          mode with 2 servers, 60 within 10 s: the same.
 
+  class  a live class (app/classroom/): a projector (--lesson, a lesson card in presenter mode) starts a class,
+         --viewers phones (60) join it, then for --cards cards (2) each phone answers at a random moment within
+         --think's upper bound, the projector shows the answers, reveals and moves to the next card. Prints the
+         phones' join times, answer → the projector's tally (the k-th answer sent, until the tally counts k),
+         reveal → every phone, next card → every phone. Target: answer → tally p95 ≤ 1 s, 0 errors.
+
 Targets (on this machine: 2 cores, hosted mode with 2 servers): crowd of 50: 0 errors, 0 dropped,
 page open p95 ≤ 3 s, knob → new frames p95 ≤ 500 ms; heavy: knob → frames p95 ≤ 500 ms while the
 heavy page is built; churn of 500: RSS within 10 % of the RSS after 20.
@@ -68,7 +74,9 @@ from bench import python_speed
 STATE_PAGE = "/state?variant=deltanet&preset=crowd"
 HEAVY_PAGE = "/memory-fails?dk=64&pairs=256&rewrites=32"
 TIMEOUT_S = 60                  # a page or a knob that takes longer is an error
-TARGETS = {"page_open_p95_s": 3.0, "knob_p95_ms": 500.0, "heavy_knob_p95_ms": 500.0, "rss_growth": 0.10}
+TARGETS = {"page_open_p95_s": 3.0, "knob_p95_ms": 500.0, "heavy_knob_p95_ms": 500.0, "rss_growth": 0.10,
+           "tally_p95_ms": 1000.0}
+CLASS_LESSON = "/softmax?lesson=softmax&card=1&present=1&lang=it"
 
 
 def summary(values):
@@ -147,7 +155,7 @@ class Viewer:
         await self._send("PULL-DOC-REQ", {})
         reply = await self._next(lambda m: m.msgtype == "PULL-DOC-REPLY")
         self.opened = time.perf_counter() - started
-        doc = reply.content["doc"]
+        doc = self.document = reply.content["doc"]
         self.stylesheets = [sheet["attributes"]["url"] for sheet in find_models(doc, "ImportedStyleSheet", [])]
         location = find_models(doc, "Location", [])
         if location:                                     # what the page says once it has rendered
@@ -246,6 +254,210 @@ async def visit(viewer, knobs, pause, hold, begin=None):
         if hasattr(viewer, "socket"):
             await viewer.close()
     return viewer
+
+
+# ---------------------------------------------------------------- a live class over the protocol
+
+def plain(value):
+    """A value of Bokeh's JSON (maps as {"type": "map", "entries": …}) as Python's."""
+    if isinstance(value, dict):
+        if value.get("type") == "map":
+            return {k: plain(v) for k, v in value.get("entries", [])}
+        if value.get("type") == "number":
+            return float(value["value"])
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    return value
+
+
+def data_model(doc, component):
+    """The serialized data model of a page's component (its class's name: Panel names it Phone1, Phone2 …)."""
+    found = []
+
+    def walk(obj):
+        if isinstance(obj, dict):
+            if obj.get("type") == "object" and re.fullmatch(component + r"\d*", str(obj.get("name"))):
+                found.append(obj)
+            for value in obj.values():
+                walk(value)
+        elif isinstance(obj, list):
+            for value in obj:
+                walk(value)
+    walk(doc)
+    return found[0] if found else None
+
+
+@dataclass
+class Follower(Viewer):
+    """A page of a live class over the protocol: it keeps the latest value the server sent of its component's
+    attributes (`values`), with the time each came (`seen`: [(time, attr, value)])."""
+    values: dict = field(default_factory=dict)
+    seen: list = field(default_factory=list)
+
+    async def follow(self, component):
+        """Open the page, find its `component` (its data model), keep its values as they come."""
+        await self.open()
+        model = data_model(self.document, component)
+        if model is None:
+            raise LookupError(f"no {component} on {self.path}")
+        self.model = model["id"]
+        self.values = plain(model["attributes"])
+        self.changed = asyncio.Event()
+        self.follower = asyncio.ensure_future(self._follow())
+
+    async def _follow(self):
+        while True:
+            message = await self.inbox.get()
+            if message is None:
+                self.changed.set()
+                return
+            if message.msgtype != "PATCH-DOC":
+                continue
+            for event in message.content.get("events", []):
+                if event.get("kind") == "ModelChanged" and event.get("model", {}).get("id") == self.model:
+                    value = plain(event.get("new"))
+                    self.values[event["attr"]] = value
+                    self.seen.append((time.perf_counter(), event["attr"], value))
+            self.changed.set()
+
+    async def until(self, attribute, condition, timeout=TIMEOUT_S):
+        """Wait until condition(the latest `attribute`) holds; the time (perf_counter) the first value for which it
+        holds arrived (now, if it held before anything came)."""
+        deadline, start = time.perf_counter() + timeout, len(self.seen)
+        while not condition(self.values.get(attribute)):
+            if self.follower.done():
+                raise ConnectionError("the server closed the websocket")
+            self.changed.clear()
+            await asyncio.wait_for(self.changed.wait(), max(0.01, deadline - time.perf_counter()))
+        return next((t for t, attr, value in self.seen[start:] if attr == attribute and condition(value)),
+                    time.perf_counter())
+
+    async def write(self, attribute, value):
+        await self._patch([self._change(self.model, attribute, value)])
+
+
+@dataclass
+class Phone(Follower):
+    """A student's phone: joins by code, answers, sketches (what app/js/classroom/phone.js writes)."""
+    token: str = ""
+
+    async def join(self, code, language="en"):
+        self.path = f"/join?code={code}&lang={language}"
+        await self.follow("Phone")
+        await self.write("hello", [code, self.token])
+        await self.until("screen", lambda screen: screen.get("view") not in (None, "code") or screen.get("error"))
+        if self.values["screen"].get("error"):
+            raise Refused(self.values["screen"]["error"])
+        self.token = self.values["place"][1]
+
+    @property
+    def screen(self):
+        return self.values.get("screen", {})
+
+    async def answer(self, choice):
+        await self.write("answer", [self.screen["turn"], choice])
+
+
+@dataclass
+class Teacher(Follower):
+    """The projector's page of a lesson card in presenter mode: starts a class, shows, reveals, moves it on."""
+    presses: int = 0
+    grant: str = ""
+
+    async def start(self, path):
+        self.path = path
+        await self.follow("ClassPanel")
+        await self.command("start")
+        await self.until("grant", bool)
+        self.grant = self.values["grant"]              # the tab keeps it (sessionStorage) for the next pages
+        await self.until("room", lambda room: room.get("view") == "on")
+        return self.values["room"]["code"]
+
+    async def command(self, name):
+        self.presses += 1
+        await self.write("command", [name, self.presses])
+
+    @property
+    def room(self):
+        return self.values.get("room", {})
+
+    async def next_card(self):
+        """Next card: the room moves, the projector follows the card's link and is the room's teacher there."""
+        await self.command("next")
+        await self.until("room", lambda room: room.get("go"))
+        href, grant = self.room["go"], self.grant
+        await self.close()
+        self.closing, self.path, self.values, self.seen = False, "/" + href.lstrip("./"), {}, []
+        await self.follow("ClassPanel")
+        await self.write("key", grant)
+        await self.until("room", lambda room: room.get("view") == "on" and room.get("here"))
+
+
+async def lesson(base, teacher_path, phones, cards, think, log, languages=("en", "it")):
+    """A class: the teacher starts it on `teacher_path`, the phones join, then for each of `cards` cards they
+    answer (each at a random moment within `think` seconds), the teacher shows the answers, reveals and moves on.
+    Returns what each side saw: answer → tally times, reveal → phones, next card → phones, errors."""
+    teacher = Teacher(base)
+    code = await teacher.start(teacher_path)
+    log(f"class {code} opened on {teacher_path}")
+    await asyncio.gather(*(phone.join(code, languages[i % len(languages)]) for i, phone in enumerate(phones)))
+    await teacher.until("room", lambda room: room.get("joined") == len(phones))
+    tally_ms, reveal_ms, next_ms, choices_made = [], [], [], []
+    for number in range(cards):
+        turn = phones[0].screen["turn"]
+        for phone in phones:
+            assert phone.screen.get("view") == "card" and phone.screen["turn"] == turn, phone.screen
+        sent = []
+
+        async def answer(phone, rng=random.Random(number)):
+            await asyncio.sleep(rng.uniform(0, think))
+            choice = rng.randrange(len(phone.screen["choices"]))
+            sent.append(time.perf_counter())
+            await phone.answer(choice)
+            return choice
+        begun = len(teacher.seen)
+        choices_made.append(await asyncio.gather(*(answer(p) for p in phones)))
+        await teacher.until("room", lambda room: room.get("answered") == len(phones))
+        # the k-th answer sent is counted once the projector's tally reaches k (answers taken in the order sent)
+        shown = [(t, v["answered"]) for t, attr, v in teacher.seen[begun:] if attr == "room"]
+        for k, at in enumerate(sorted(sent), start=1):
+            tally_ms.append(1000 * (next(t for t, n in shown if n >= k) - at))
+        await teacher.command("show")
+        await teacher.until("room", lambda room: room.get("phase") == "showing" and room.get("counts"))
+        started = time.perf_counter()
+        await teacher.command("reveal")
+        for phone in phones:
+            reveal_ms.append(1000 * (await phone.until("screen", lambda screen: screen.get("phase") == "revealed")
+                                     - started))
+        if number + 1 < cards:
+            started = time.perf_counter()
+            moved = asyncio.gather(*(phone.until("screen", lambda screen: screen.get("turn", turn) != turn)
+                                     for phone in phones))
+            await teacher.next_card()
+            next_ms += [1000 * (arrived - started) for arrived in await moved]
+    return {"code": code, "teacher": teacher, "tally_ms": tally_ms, "reveal_ms": reveal_ms, "next_ms": next_ms,
+            "choices": choices_made}
+
+
+async def live_class(base, args, meter, log):
+    """`class` mode: one teacher and --viewers phones through --cards cards (see lesson())."""
+    phones = [Phone(base) for _ in range(args.viewers)]
+    errors = []
+    try:
+        seen = await lesson(base, args.lesson, phones, args.cards, args.think[1], log)
+    except Exception as error:                       # counted and reported, never raised
+        seen = {"tally_ms": [], "reveal_ms": [], "next_ms": []}
+        errors.append(f"{type(error).__name__}: {error}"[:300])
+    errors += [e for p in phones for e in p.errors]
+    for viewer in [*phones, seen.get("teacher")]:
+        if viewer is not None:
+            await viewer.close()
+    return {"mode": "class", "path": args.lesson, "viewers": len(phones), "cards": args.cards, "errors": errors,
+            "think_s": args.think[1],
+            "dropped": sum(p.dropped for p in phones), "joined_s": summary([p.opened for p in phones if p.opened]),
+            "tally_ms": summary(seen["tally_ms"]), "reveal_ms": summary(seen["reveal_ms"]),
+            "next_ms": summary(seen["next_ms"])}
 
 
 # ---------------------------------------------------------------- the servers' processes
@@ -594,6 +806,11 @@ def targets(result):
         rows.append(("others' knob → frames p95 while the heavy page is built",
                      f"≤ {TARGETS['heavy_knob_p95_ms']:g} ms", during and during["p95"],
                      bool(during) and during["p95"] <= TARGETS["heavy_knob_p95_ms"]))
+    elif result["mode"] == "class":
+        tally = result["tally_ms"]
+        rows += [("errors", "0", len(result["errors"]), not result["errors"]),
+                 ("answer → the projector's tally p95", f"≤ {TARGETS['tally_p95_ms']:g} ms", tally and tally["p95"],
+                  bool(tally) and tally["p95"] <= TARGETS["tally_p95_ms"])]
     else:
         rows.append(("RSS growth, first 20 → all sessions", f"≤ {100 * TARGETS['rss_growth']:g} %",
                      100 * result["rss_growth"], result["rss_growth"] <= TARGETS["rss_growth"]))
@@ -643,6 +860,16 @@ def print_report(report):
               + (f"{r['heavy_open_s']:.1f} s" if r["heavy_open_s"] else f"— ({r['heavy_errors']})"))
         print(f"  others' knob → frames before it: {fmt(r['knob_before_ms'], unit=' ms')}")
         print(f"  others' knob → frames while it is built: {fmt(r['knob_during_ms'], unit=' ms')}")
+    if r["mode"] == "class":
+        print(f"  class             1 projector ({r['path']}) and {r['viewers']} phones, {r['cards']} cards; "
+              f"each phone answers at a random moment within {r['think_s']:g} s")
+        print(f"  phone joins       {fmt(r['joined_s'], unit=' s')}")
+        print(f"  answer → tally    {fmt(r['tally_ms'], unit=' ms')}  (the k-th answer sent: until the projector "
+              "counts k)")
+        print(f"  reveal → phones   {fmt(r['reveal_ms'], unit=' ms')}")
+        print(f"  next card → phones {fmt(r['next_ms'], unit=' ms')}  (the projector's next page built meanwhile)")
+        print(f"  errors            {len(r['errors'])}" + (f": {r['errors'][:3]}" if r["errors"] else "")
+              + f"    dropped sessions {r['dropped']}")
     if r["mode"] == "churn":
         print(f"  sessions opened and closed: {r['sessions']}, errors {len(r['errors'])}, refused {r['refused']}")
         print("  servers' RSS: " + ", ".join(f"{k} {v:.0f} MiB" for k, v in r["rss_mib"].items()))
@@ -666,7 +893,7 @@ def print_report(report):
 
 def parse_args(argv):
     parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn", "burst"))
+    parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn", "burst", "class"))
     parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20, burst 30)")
     parser.add_argument("--browsers", type=int, default=2, help="real Chromium pages (crowd only)")
     parser.add_argument("--knobs", type=int, default=3, help="knob moves per viewer (crowd, burst)")
@@ -675,7 +902,8 @@ def parse_args(argv):
     parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=None,
                         metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6; burst 2.5-3.5)")
     parser.add_argument("--app", action="store_true",
-                        help="measure python -m app (./scripts/app: one process per core) instead of the hosted mode")
+                        help="measure python -m app (./scripts/app: one process per core) instead of the "
+                             "hosted mode")
     parser.add_argument("--app-arg", action="append", default=[],
                         help="one more argument for python -m app (repeat), e.g. --app-arg=--one-process")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
@@ -689,13 +917,15 @@ def parse_args(argv):
     parser.add_argument("--run-dir", help="with --url: the host's run directory (host.json: its processes)")
     parser.add_argument("--host-arg", action="append", default=[],
                         help="one more argument for the host it starts (repeat), e.g. --host-arg=--threads=2")
+    parser.add_argument("--cards", type=int, default=2, help="class: the lesson's cards the class goes through")
+    parser.add_argument("--lesson", default=CLASS_LESSON, help="class: the projector's first card (presenter mode)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="one JSON object instead of the table")
     args = parser.parse_args(argv)
     args.viewers = args.viewers if args.viewers is not None else \
-        {"crowd": 50, "heavy": 20, "churn": 0, "burst": 30}[args.mode]
+        {"crowd": 50, "heavy": 20, "churn": 0, "burst": 30, "class": 60}[args.mode]
     args.ramp = args.ramp if args.ramp is not None else \
-        {"crowd": 60.0, "heavy": 20.0, "churn": 0.0, "burst": 10.0}[args.mode]
+        {"crowd": 60.0, "heavy": 20.0, "churn": 0.0, "burst": 10.0, "class": 0.0}[args.mode]
     args.think = args.think or ((2.5, 3.5) if args.mode == "burst" else (2.0, 6.0))
     if args.settle is None:
         from app.server.memory import TRIM_INTERVAL_S
@@ -782,7 +1012,7 @@ def main(argv=None):
     log = lambda line: print(f"[bench/load] {line}", file=sys.stderr, flush=True)
     load_before, speed = [round(x, 2) for x in os.getloadavg()], python_speed()
     with hosted(args, log) as (base, pids):
-        mode = {"crowd": crowd, "heavy": heavy, "churn": churn, "burst": burst}[args.mode]
+        mode = {"crowd": crowd, "heavy": heavy, "churn": churn, "burst": burst, "class": live_class}[args.mode]
         with Meter(pids) as meter:
             result = asyncio.run(mode(base, args, meter, log))
     report = {"machine": {"cpus": os.cpu_count(), "load_before": load_before, "python_speed_s": round(speed, 3),

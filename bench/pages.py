@@ -1,13 +1,13 @@
 """Server CPU per page opened: every page, both languages, and where the time goes.
 
     .venv/bin/python -m bench.pages [--reps N] [--pages state,home] [--languages it,en] [--server]
-                                    [--profile PAGE [--lang L]] [--json]
+                                    [--no-patches] [--profile PAGE [--lang L]] [--json]
 
 CPU time, never wall time: the machine these numbers come from is shared, and a busy neighbour
 stretches the wall clock but not the CPU a page costs (it still varies a little: caches are shared).
 
-In-process (default): each page is built as `python -m app` builds it (app/server/building.py's walks put
-off, no document validation), on a fresh Document with the page's URL, then written as the browser
+In-process (default): each page is built as `python -m app` builds it (its speed patches, app/server/patches.py,
+unless --no-patches; no document validation), on a fresh Document with the page's URL, then written as the browser
 asks for it: the GET's HTML (Panel's `server_html_page_for_session`) and the PULL-DOC reply (the
 Document's JSON). The first build of each page warms the per-process caches (runs, checkpoints,
 texts) and is not counted; each counted build starts after a full collection (what one costs depends on
@@ -42,7 +42,10 @@ Each row also gives the machine's plain-Python speed measured just after it (`be
 development machines it moved by up to 2× within an hour with nothing else running, and a row measured
 while the machine was slow shows it.
 
-Target (issue 24): ≤ 0.3 s of server CPU per page opened, for every page in both languages.
+Each row also gives the page's Panel objects (widgets, panes, layouts, components: what it is made of) and Bokeh
+models, counted in-process (with --server: one build here, as the server builds it).
+
+Target: ≤ 0.3 s of server CPU per page opened, for every page in both languages, with --no-patches.
 """
 import argparse
 import contextlib
@@ -57,10 +60,11 @@ import time
 import weakref
 from types import SimpleNamespace
 
+from app.dashboards import DASHBOARDS
 from bench import python_speed
 
-PAGES = {"home": "", "softmax": "", "two-bills": "", "state": "variant=deltanet&preset=crowd",
-         "transition": "", "memory-fails": "", "parallel-recurrent": "", "architectures": ""}
+QUERIES = {"state": "variant=deltanet&preset=crowd"}        # a page opened with more than its defaults
+PAGES = {"home": "", **{dashboard.slug: QUERIES.get(dashboard.slug, "") for dashboard in DASHBOARDS}}
 LANGUAGES = ("en", "it")
 PHASES = ("run", "models", "template", "page", "html", "json")
 TARGET_S = 0.3
@@ -166,6 +170,27 @@ def fake_session(doc, route, query, language):
 _applications = {}
 
 
+@contextlib.contextmanager
+def panel_objects_counted(counted):
+    """Count in counted[0] the Panel objects (widgets, panes, layouts, components, the template) made in the body on
+    this thread: each passes through Viewable.__init__ once."""
+    from panel.viewable import Viewable
+
+    made, thread = vars(Viewable)["__init__"], threading.get_ident()
+
+    @functools.wraps(made)
+    def __init__(self, *args, **kwargs):
+        if threading.get_ident() == thread:
+            counted[0] += 1
+        made(self, *args, **kwargs)
+
+    Viewable.__init__ = __init__
+    try:
+        yield
+    finally:
+        Viewable.__init__ = made
+
+
 def build_once(route, query, language, phases=None, timed=True):
     """Build the page of `route` on a fresh Document and write its HTML and JSON; {phase: CPU s}
     (timed=False: the phases are not timed, for a profile of the build alone)."""
@@ -179,8 +204,8 @@ def build_once(route, query, language, phases=None, timed=True):
     if route not in _applications:
         _applications[route] = build_single_handler_application(str(PAGE_DIR / f"{route}.py"))
     application = _applications[route]
-    phases = phases or Phases()
-    with timed_phases(phases) if timed else contextlib.nullcontext():
+    phases, counted = phases or Phases(), [0]
+    with timed_phases(phases) if timed else contextlib.nullcontext(), panel_objects_counted(counted):
         doc = Document()
         session = fake_session(doc, route, query, language)
         phases.mark = time.thread_time()
@@ -195,7 +220,8 @@ def build_once(route, query, language, phases=None, timed=True):
         with contextlib.suppress(Exception):
             callback(session.context)
     json_bytes = len(message.content_json) + sum(len(buffer.to_bytes()) for buffer in message.buffers)
-    return {**phases.totals, "models_count": len(doc.models), "roots": len(doc.roots), "json_bytes": json_bytes}
+    return {**phases.totals, "models_count": len(doc.models), "panel_objects": counted[0], "roots": len(doc.roots),
+            "json_bytes": json_bytes}
 
 
 @contextlib.contextmanager
@@ -235,6 +261,7 @@ def _in_process(pages, languages, reps):
             phases = {p: sum(r[p] for r in runs) / reps for p in PHASES}
             row = {"route": route, "language": language, "reps": reps, "phases": phases,
                    "total": sum(phases.values()), "models_count": runs[-1]["models_count"],
+                   "panel_objects": runs[-1]["panel_objects"],
                    "json_bytes": runs[-1]["json_bytes"], "python_speed_s": python_speed(repeats=3)}
             rows.append(row)
             print(f"  {route} {language}: {row['total']:.3f} s", file=sys.stderr, flush=True)
@@ -324,6 +351,15 @@ def server_rows(pages, languages, reps, server_args=None):
     return rows
 
 
+def counted(rows, patched=True):
+    """Each server row's page built once here, in-process as the server builds it: its Panel objects and Bokeh
+    models (what the page is made of; its CPU is the server's, measured above)."""
+    with as_served(patched):
+        for row in rows:
+            built = build_once(row["route"], PAGES[row["route"]], row["language"], timed=False)
+            row.update(panel_objects=built["panel_objects"], models_count=built["models_count"])
+
+
 def server_row(route, language, costs):
     return {"route": route, "language": language, "reps": len(costs), "costs_s": costs,
             "server_cpu_s": sum(costs) / len(costs), "median_s": statistics.median(costs),
@@ -344,12 +380,13 @@ def print_table(rows, server):
         # a page is judged on its usual opening (the median); now and then an opening also pays for the
         # process's full collection of garbage or for discarding closed sessions (up to ~1 s), which the
         # mean of a few openings shows at random: the last line spreads those over every opening measured
-        print(f"{'page':<20}{'lang':<6}{'median s/page':>14}{'mean':>8}{'min':>8}{'max':>8}{'speed':>8}"
-              f"  target ≤ {TARGET_S} s")
+        print(f"{'page':<20}{'lang':<6}{'median s/page':>14}{'mean':>8}{'min':>8}{'max':>8}{'Panel':>7}{'models':>8}"
+              f"{'speed':>8}  target ≤ {TARGET_S} s")
         for r in rows:
             mark = "ok" if r["median_s"] <= TARGET_S else "over"
             print(f"{r['route']:<20}{r['language']:<6}{r['median_s']:>14.3f}{r['server_cpu_s']:>8.3f}"
-                  f"{r['min_s']:>8.3f}{r['max_s']:>8.3f}{_speed(r):>8}  {mark}")
+                  f"{r['min_s']:>8.3f}{r['max_s']:>8.3f}{r.get('panel_objects', '-'):>7}{r.get('models_count', '-'):>8}"
+                  f"{_speed(r):>8}  {mark}")
         costs = [c for r in rows for c in r["costs_s"]]
         if costs:
             print(f"all {len(costs)} openings: {sum(costs):.2f} s of server CPU, {sum(costs) / len(costs):.3f} s "
@@ -357,10 +394,11 @@ def print_table(rows, server):
         print(SPEED_NOTE)
         return
     head = "".join(f"{p:>9}" for p in PHASES)
-    print(f"{'page':<20}{'lang':<6}{head}{'total':>9}{'models':>8}{'JSON kB':>9}{'speed':>8}   (CPU s per page built)")
+    print(f"{'page':<20}{'lang':<6}{head}{'total':>9}{'Panel':>7}{'models':>8}{'JSON kB':>9}{'speed':>8}"
+          "   (CPU s per page built)")
     for r in rows:
         cells = "".join(f"{r['phases'][p]:>9.3f}" for p in PHASES)
-        print(f"{r['route']:<20}{r['language']:<6}{cells}{r['total']:>9.3f}{r['models_count']:>8}"
+        print(f"{r['route']:<20}{r['language']:<6}{cells}{r['total']:>9.3f}{r['panel_objects']:>7}{r['models_count']:>8}"
               f"{r['json_bytes'] / 1e3:>9.0f}{_speed(r):>8}")
     print(SPEED_NOTE)
 
@@ -376,8 +414,10 @@ def main(argv=None):
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--server", action="store_true", help="measure a real server's process CPU per page")
     parser.add_argument("--server-arg", action="append", default=None,
-                        help="with --server: python -m app's flags for its processes (default: one process serving as "
-                             "the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
+                        help="with --server: python -m app's flags for its processes (default: one process "
+                             "serving as the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
+    parser.add_argument("--no-patches", action="store_true",
+                        help="measure Panel and Bokeh as released (python -m app --no-patches; in-process: no patch)")
     parser.add_argument("--profile", metavar="PAGE", help="cProfile one build of PAGE")
     parser.add_argument("--lang", default="en", help="--profile's language")
     parser.add_argument("--json", action="store_true")
@@ -387,13 +427,18 @@ def main(argv=None):
     if unknown:
         parser.error(f"unknown pages {unknown}; known: {', '.join(PAGES)}")
     if args.profile:
-        profile(args.profile, args.lang)
+        profile(args.profile, args.lang, patched=not args.no_patches)
         return 0
     load, speed = os.getloadavg()[0], python_speed()
     print(LOADED.format(load=f"{load:.2f}", speed=speed), file=sys.stderr)
     languages = args.languages.split(",")
-    rows = server_rows(pages, languages, args.reps, args.server_arg) if args.server \
-        else in_process(pages, languages, args.reps)
+    if args.server:
+        server_args = list(args.server_arg or classroom_process())
+        rows = server_rows(pages, languages, args.reps, ["--no-patches", *server_args] if args.no_patches
+                           else server_args)
+        counted(rows, patched=not args.no_patches)
+    else:
+        rows = in_process(pages, languages, args.reps, patched=not args.no_patches)
     if args.json:
         print(json.dumps({"load_average": load, "python_speed_s": speed, "server": args.server, "rows": rows},
                          indent=1))

@@ -19,6 +19,8 @@ websocket compression):
                     language, so that each server keeps the page it renders to later GETs;
   --liveness        /liveness, answered without building anything (nginx drops its ?endpoint=);
   --use-xheaders    the visitor's address and scheme from nginx's X-Real-IP / X-Forwarded-Proto;
+  --rooms           one store for a live class's rooms (an SQLite file in --run-dir, or --rooms redis://…), so
+                    that a class's phones and its projector may reach any server;
   --num-threads     (with --threads N) Panel's thread pool for session callbacks;
   --admin           (with --admin) Panel's admin page at http://127.0.0.1:<server port>/admin, on this
                     machine only (nginx does not pass /admin);
@@ -29,6 +31,7 @@ import argparse
 import contextlib
 import json
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -42,6 +45,7 @@ from pathlib import Path
 
 from app.server.security import HEADERS_FILE
 from app.serve import SETUP, port_problem
+from lineare import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
@@ -113,7 +117,8 @@ def origins(args):
 
 def server_command(args, port):
     # one process each: nginx spreads the visitors over the servers (python -m app alone forks one per core)
-    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
+    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
+               "--rooms", rooms_url(args), "--room-size", str(args.room_size)]      # one store for every server
     # the server's own address only for /admin: nginx forwards the visitor's Origin as it is, so a page
     # of this machine's localhost:PORT would pass nginx too
     own = [f"127.0.0.1:{port}", f"localhost:{port}"] if args.admin else []
@@ -128,6 +133,12 @@ def server_command(args, port):
     if args.admin:
         command.append("--admin")
     return command + list(args.panel_args)
+
+
+def rooms_url(args):
+    """Where the servers keep a live class's rooms: --rooms, else an SQLite file in the run directory (all the
+    servers of this machine reach it; servers on several machines share a Redis: --rooms redis://…)."""
+    return args.rooms or f"sqlite:///{Path(args.run_dir).resolve()}/rooms.sqlite"
 
 
 def server_environment(args, secret):
@@ -352,41 +363,55 @@ class Host:
                 threading.Thread(target=self._bring_back, args=(port,), daemon=True).start()
 
 
+def nginx_size(text):
+    """An nginx size: a number of bytes, or with k or m (8k, 1m)."""
+    if not re.fullmatch(r"[1-9][0-9]{0,6}[kKmM]?", text):
+        raise argparse.ArgumentTypeError(f"expected a size like 8k or 16384, got {text!r}")
+    return text
+
+
 def parse(argv):
     argv = list(argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
     parser = argparse.ArgumentParser(
         prog="scripts/host", description="Serve Lineare as a public demo: several servers behind nginx.",
-        epilog="Arguments after -- go to every server's `panel serve` unchanged.")
-    parser.add_argument("--port", type=int, default=8080, help="where visitors connect (nginx)")
+        epilog="Arguments after -- go to every server's `panel serve` unchanged.", formatter_class=arguments.Formatter)
+    parser.add_argument("--port", type=arguments.port, default=8080, help="where visitors connect (nginx)")
     parser.add_argument("--address", default="0.0.0.0", help="interface nginx listens on (default: all)")
     parser.add_argument("--origin", action="append", metavar="HOST[:PORT]",
                         help="the public host name(s) in the visitors' address bar (repeat); the websocket "
                              "is refused from any other page. Default: localhost:PORT and 127.0.0.1:PORT")
-    parser.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1),
+    parser.add_argument("--workers", type=arguments.positive, default=max(1, os.cpu_count() or 1),
                         help="server processes (default: one per core)")
-    parser.add_argument("--max-sessions", type=int, default=60,
+    parser.add_argument("--max-sessions", type=arguments.at_least(1, 59_999), default=60,
                         help="live sessions (open pages) over all servers; past it: 'the demo is full'")
-    parser.add_argument("--per-address", type=int, default=None,
+    parser.add_argument("--per-address", type=arguments.at_least(1, 65_535), default=None,
                         help="live sessions from one IP address (a classroom behind one school address; "
                              "default: half of --max-sessions, so that one address cannot fill the demo)")
-    parser.add_argument("--rate", type=int, default=30,
+    parser.add_argument("--rate", type=arguments.positive, default=30,
                         help="pages and new sessions per minute from one IP address, each (after the burst)")
-    parser.add_argument("--burst", type=int, default=60, help="pages or sessions one IP address may open at once")
-    parser.add_argument("--max-url", default="8k", help="longest request line (and header line), nginx size")
-    parser.add_argument("--threads", type=int, default=0, help="Panel's --num-threads per server (0: none)")
-    parser.add_argument("--torch-threads", type=int, default=0,
+    parser.add_argument("--burst", type=arguments.positive, default=60,
+                        help="pages or sessions one IP address may open at once")
+    parser.add_argument("--max-url", type=nginx_size, default="8k",
+                        help="longest request line (and header line), nginx size")
+    parser.add_argument("--threads", type=arguments.at_least(0), default=0,
+                        help="Panel's --num-threads per server (0: none)")
+    parser.add_argument("--torch-threads", type=arguments.at_least(0), default=0,
                         help="PyTorch threads per server (default: cores / workers)")
     parser.add_argument("--admin", action="store_true",
                         help="Panel's admin page on each server, at http://127.0.0.1:<server port>/admin only")
     parser.add_argument("--no-warm", action="store_true", help="do not build every page once at start")
-    parser.add_argument("--first-server-port", type=int, default=None,
+    parser.add_argument("--first-server-port", type=arguments.at_least(0, 65_535), default=None,
                         help="the servers' ports start here (default: --port + 1; 0: any free ports)")
-    parser.add_argument("--status-port", type=int, default=None,
+    parser.add_argument("--status-port", type=arguments.port, default=None,
                         help="nginx's status page on 127.0.0.1 (default: after the servers' ports)")
     parser.add_argument("--secret-key", default=os.environ.get("BOKEH_SECRET_KEY"),
                         help="signs the session ids (default: $BOKEH_SECRET_KEY, else a new one per run)")
+    parser.add_argument("--rooms", default=None, metavar="URL",
+                        help="where live classes keep their rooms, for every server: redis://HOST:PORT/DB for servers "
+                             "on several machines (default: rooms.sqlite in --run-dir)")
+    parser.add_argument("--room-size", type=int, default=60, help="students one live class takes (default: 60)")
     checkout = (ROOT / "pyproject.toml").exists()          # else installed (pip install .): not in site-packages
     parser.add_argument("--run-dir", default=str((ROOT if checkout else Path.cwd()) / ".host"),
                         help="nginx's files and every log (default: .host/ in the repository; installed: in the "

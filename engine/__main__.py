@@ -3,7 +3,7 @@ import importlib
 import sys
 
 COMMANDS = {
-    "bench": ("bench.engine", "time the three forms and the per-token step (bench/engine.py; from the repository)"),
+    "bench": ("bench.engine", "time the three forms and the per-token step (bench/engine.py)"),
     "capacity": ("engine.capacity", "how many associations a single layer can store"),
     "train": ("engine.train", "train a tiny model on a task and write a checkpoint"),
     "evaluate": ("engine.evaluate", "measure a checkpoint's accuracy"),

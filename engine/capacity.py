@@ -45,10 +45,12 @@ import json
 import math
 import sys
 
+import numpy as np
 import torch
 
 from engine.ops import FORMS, forward
 from engine.tasks import KEY_KINDS, capacity_data
+from lineare import arguments
 
 RULES = {  # rule → (engine variant, log decay per write or None)
     "sum": ("linear", None),
@@ -60,7 +62,7 @@ MAX_WRITES = 4096      # N + repeat, per run: the state is (N + R) × d_k, the v
 MAX_D_K = 4096
 MAX_TRIALS = 100
 
-__all__ = ["RULES", "bound", "write_and_read", "measure", "capacity", "main"]
+__all__ = ["RULES", "bound", "write_and_read", "measure", "wins", "rounding_tie", "capacity", "main"]
 
 
 def bound(num_pairs, d_k):
@@ -108,14 +110,28 @@ def measure(readouts, targets, queries):
     return float(error), float(best), float(accuracy)
 
 
+def rounding_tie(best, other, dtype):
+    """True where `other` is as high as `best` up to rounding: within 1000 machine epsilons of `dtype` (the
+    precision the scores were computed in), relative to |best| (at least 1). The one tie rule of Lineare:
+    this experiment's accuracy, the app's decoding of every read-out (app/mechanism.py `decode`) and the
+    pages that mark a tie use it. The sum rule's read-out of a rewritten key, v_old + v_new, is exactly as
+    close to both values; whichever wins by a rounding is not an answer.
+
+    best, other: numbers, arrays or tensors of one shape; dtype: a torch or NumPy float dtype. Returns a
+    bool tensor of that shape.
+    """
+    best, other = torch.as_tensor(best), torch.as_tensor(other)
+    eps = torch.finfo(dtype).eps if isinstance(dtype, torch.dtype) else float(np.finfo(dtype).eps)
+    return (best - other).abs() <= 1e3 * eps * best.abs().clamp(min=1.0)
+
+
 def wins(scores, targets):
-    """[N] bool: the target's score beats every other by more than rounding noise; an exact tie (two
-    stored values read back equally, as a rewritten key under the sum rule) is a miss."""
+    """[N] bool: the target's score beats every other by more than rounding noise; a tie (`rounding_tie`:
+    two stored values read back equally, as a rewritten key under the sum rule) is a miss."""
     hit = scores.gather(1, targets[:, None])[:, 0]
     rest = scores.scatter(1, targets[:, None], -math.inf).amax(1) if scores.shape[1] > 1 \
         else torch.full_like(hit, -math.inf)
-    tie = 1e3 * torch.finfo(scores.dtype).eps * hit.abs().clamp(min=1.0)     # rounding noise
-    return hit > rest + tie
+    return (hit > rest) & ~rounding_tie(hit, rest, scores.dtype)
 
 
 def capacity(rule, *, d_k, pairs, keys="random", repeat=0, seed=0, trials=1, form="chunked",
@@ -170,7 +186,7 @@ def _int_at_least(low, high=None):
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python -m engine capacity",
+        prog="python -m engine capacity", formatter_class=arguments.Formatter,
         description="Write N key→value pairs into one layer's state, read every key back, and compare "
                     "the error with the closed-form bound ½·max(0, 1 − d_k/N).")
     p.add_argument("--rule", required=True, choices=list(RULES),
@@ -186,7 +202,7 @@ def _parser():
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="trial t draws its keys with seed + t")
     p.add_argument("--trials", type=_int_at_least(1, MAX_TRIALS), default=1, help="draws averaged per N")
     p.add_argument("--form", choices=FORMS, default="chunked", help="the engine form that does the writes")
-    p.add_argument("--dtype", choices=list(DTYPES), default="float64")
+    p.add_argument("--dtype", choices=list(DTYPES), default="float64", help="the numbers' precision")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     return p
 

@@ -30,6 +30,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
 from engine.model import ModelConfig, TinyLM
+from lineare.data import data_path
 
 FORMAT = "lineare-checkpoint"
 VERSION = 1
@@ -40,6 +41,7 @@ LIMITS = {"vocab_size": 65_536, "d_model": 4096, "n_layers": 64, "n_heads": 64, 
           "mlp_ratio": 16, "conv_size": 64, "gate_rank": 4096, "chunk_size": 4096}
 MAX_WEIGHTS = 20_000_000                  # numbers in one checkpoint (80 MB in float32; shipped: 67k)
 FLOAT_DTYPES = {"F16", "BF16", "F32", "F64"}
+SHIPPED = data_path("assets") / "checkpoints"      # the trained models Lineare ships, one per variant
 
 
 class CheckpointError(ValueError):
@@ -73,6 +75,24 @@ def save(path, model, **info):
     _write_json(sidecar_path(path), sidecar)
     update_manifest(path.parent, [path, sidecar_path(path)])
     return sidecar
+
+
+def shipped_names():
+    return sorted(p.stem for p in SHIPPED.glob("*.safetensors"))
+
+
+def find(name_or_path):
+    """The checkpoint a user named: a .safetensors file, or the name of one Lineare ships (`deltanet`)."""
+    path, names = Path(name_or_path), shipped_names()
+    if path.is_file():
+        return path
+    bare = path.suffix != ".safetensors" and path.name == str(name_or_path)
+    if bare and path.name in names:
+        return SHIPPED / f"{path.name}.safetensors"
+    ours = (f"--checkpoint {path.stem}" if path.stem in names
+            else f"give its name alone: {', '.join(names) or '(none found)'}")
+    raise FileNotFoundError(f"no checkpoint {'named ' + repr(str(name_or_path)) if bare else 'at ' + str(path)}; "
+                            f"for one Lineare ships, {ours} (they are in {SHIPPED})")
 
 
 def load(path, *, device="cpu"):
@@ -208,7 +228,13 @@ def check_manifest(folder, files=None):
     names = list(manifest) if files is None else [Path(f).name for f in files]
     for name in names:
         if name not in manifest:
-            raise CheckpointError(f"{name} is not listed in {Path(folder) / MANIFEST}: refused")
+            where = Path(folder) / MANIFEST
+            raise CheckpointError(
+                f"{name} is not listed in {where}{'' if where.is_file() else ' (there is none)'}: refused. A "
+                f"checkpoint is loaded only from a folder whose {MANIFEST} lists its files with their sha256, so "
+                f"that a file replaced or edited since it was written is noticed. A checkpoint moved to another "
+                f"folder: copy the {MANIFEST} of the folder it was written in along with it (or, where this "
+                f"folder has one, add that manifest's lines for its .safetensors and .json files).")
         path = Path(folder) / name
         if not path.is_file():
             raise FileNotFoundError(f"{MANIFEST} lists {name}, but there is no such file in {folder}")

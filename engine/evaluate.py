@@ -1,7 +1,6 @@
 """Measure a checkpoint on fresh MQAR examples, query by query.
 
-    python -m engine evaluate --checkpoint assets/checkpoints/deltanet.safetensors \\
-        --seq-len 64 --kv-pairs 16 --examples 200 --seed 7 --json
+    lineare evaluate --checkpoint deltanet --seq-len 64 --kv-pairs 16 --examples 200 --seed 7 --json
 
 With --json, prints one JSON object: variant, accuracy (fraction of queries answered right),
 state_bytes (per layer, measured on the engine's final state for one sequence: the fixed state,
@@ -17,20 +16,29 @@ from engine import checkpoint, tasks
 from engine.device import get_device
 from engine.ops import state_bytes
 from engine.train import parse_pairs, predictions
+from lineare import arguments
 
 
 def build_parser():
-    p = argparse.ArgumentParser(prog="python -m engine evaluate", description=__doc__.split("\n\n")[0])
-    p.add_argument("--checkpoint", required=True)
-    p.add_argument("--seq-len", type=int, default=64)
-    p.add_argument("--kv-pairs", type=parse_pairs, default=16, help="a number, or a comma-separated mixture")
-    p.add_argument("--examples", type=int, default=200)
-    p.add_argument("--seed", type=int, default=12345)
-    p.add_argument("--power-a", type=float, default=0.01)
-    p.add_argument("--random-filler", action="store_true")
-    p.add_argument("--batch-size", type=int, default=256)
-    p.add_argument("--device", default="cpu")
-    p.add_argument("--threads", type=int, default=1)
+    p = argparse.ArgumentParser(
+        prog="python -m engine evaluate", formatter_class=arguments.Formatter,
+        description="Measure a checkpoint's accuracy on fresh MQAR examples, query by query.",
+        epilog="examples:\n  lineare evaluate --checkpoint deltanet --seq-len 128 --kv-pairs 32\n"
+               "  lineare evaluate --checkpoint runs/mine.safetensors --json")
+    p.add_argument("--checkpoint", required=True, metavar="NAME_OR_FILE",
+                   help="a .safetensors file, or the name of a checkpoint Lineare ships: "
+                        + ", ".join(checkpoint.shipped_names()))
+    p.add_argument("--seq-len", type=arguments.positive, default=64, help="tokens per example")
+    p.add_argument("--kv-pairs", type=parse_pairs, default=16,
+                   help="key-value pairs per example, or a comma-separated mixture")
+    p.add_argument("--examples", type=arguments.positive, default=200, help="examples to measure on")
+    p.add_argument("--seed", type=arguments.at_least(0), default=12345, help="draws the examples")
+    p.add_argument("--power-a", type=arguments.above(0.0), default=0.01,
+                   help="how early the queries come: p(i) ∝ i^(a−1)")
+    p.add_argument("--random-filler", action="store_true", help="random tokens between the queries")
+    p.add_argument("--batch-size", type=arguments.positive, default=256, help="examples per forward pass")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--threads", type=arguments.positive, default=1, help="torch CPU threads")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
 
@@ -57,7 +65,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     try:
-        model, sidecar = checkpoint.load(args.checkpoint, device=get_device(args.device))
+        model, sidecar = checkpoint.load(checkpoint.find(args.checkpoint), device=get_device(args.device))
         config = model.config
         inputs, targets = tasks.mqar(vocab_size=config.vocab_size, seq_len=args.seq_len, num_pairs=args.kv_pairs,
                                      num_examples=args.examples, seed=args.seed, power_a=args.power_a,

@@ -60,10 +60,16 @@ def parser():
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv:                                 # `lineare` alone: what it can do, not "COMMAND is required"
+        parser().print_help()
+        return 0
     try:
         return run(argv)
     except SystemExit as exit_:                  # argparse: --help, --version (0) or a bad option (2)
         return exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except KeyboardInterrupt:                    # Ctrl-C while a command starts (imports) or runs
+        print("\ninterrupted", file=sys.stderr)
+        return 130
 
 
 def run(argv):

@@ -1,5 +1,5 @@
 """Writes `laboratories.ipynb` (clean, no outputs) next to this file: every laboratory in a cell, then the
-engine's records and sweeps with HoloViews (engine/charts.py). Needs Lineare installed (`pip install .`).
+engine's records and sweeps with HoloViews (lineare/charts.py). Needs Lineare installed (`pip install .`).
 
     .venv/bin/python notebooks/make_laboratories.py
 """
@@ -16,24 +16,29 @@ CELLS = [
     ("md", r"""# I laboratori in un notebook · The laboratories in a notebook
 
 **IT** Ogni laboratorio di Lineare è un componente Panel: la stessa vista e le stesse manopole della
-pagina, dentro una cella. Le impostazioni sono i parametri del link della pagina (dopo il `?`), `lang`
+pagina, dentro una cella. Le impostazioni sono i parametri del laboratorio, con nomi Python (`d_k=16`;
+anche le chiavi del link della pagina, come `dk`, vanno bene), `lang`
 sceglie la lingua (`"it"` o `"en"`) e `level` il livello (`"elementare"` o `"superiore"`). Il player e le
 manopole funzionano come nell'app: i calcoli girano nel kernel. In fondo, i record del motore e gli
 esperimenti di capacità disegnati con HoloViews, salvabili in un file HTML che si apre senza server.
+La prima cella mette nel notebook stesso il JavaScript di Panel e di Bokeh (`inline=True`): funziona
+anche senza rete.
 
 **EN** Every Lineare laboratory is a Panel component: the page's own view and knobs, in a cell. The
-settings are the page's link parameters (after the `?`), `lang` picks the language (`"it"` or `"en"`)
+settings are the laboratory's parameters, by their Python names (`d_k=16`; the page link's keys, such as
+`dk`, work too), `lang` picks the language (`"it"` or `"en"`)
 and `level` the level (`"elementare"` or `"superiore"`). The player and the knobs work as in the app: the
 computing runs in the kernel. At the end, the engine's records and the capacity experiments drawn with
-HoloViews, which can be saved as an HTML file that opens with no server."""),
+HoloViews, which can be saved as an HTML file that opens with no server. The first cell puts Panel's and
+Bokeh's JavaScript into the notebook itself (`inline=True`): it works with no network."""),
 
     ("code", r"""import holoviews as hv
 import panel as pn
 
 from lineare import labs
 
-pn.extension()
-hv.extension("bokeh")"""),
+pn.extension(inline=True)           # Panel's and Bokeh's scripts in the notebook: no network needed
+hv.extension("bokeh", inline=True)"""),
 
     ("md", r"""## La memoria si riempie · The state fills up
 
@@ -43,6 +48,13 @@ riscritto a ogni token. `labs.parameters("state")` elenca le impostazioni.
 **EN** DeltaNet with `preset="overwrite"` (a number changes), in Italian: press ▶ and watch the state
 rewritten at every token. `labs.parameters("state")` lists the settings."""),
     ("code", r"""labs.state(variant="deltanet", preset="overwrite", lang="it")"""),
+    ("md", r"""**IT** `export` salva ciò che un laboratorio mostra: una GIF per le slide (o `.mp4`, `.png`, `.csv`,
+`.html`, una lezione in un file che si apre senza rete), con le manopole come sono ora.
+
+**EN** `export` saves what a laboratory shows: a GIF for the slides (or `.mp4`, `.png`, `.csv`, `.html`, a
+lesson in one file that opens with no network), with the knobs as they are now."""),
+    ("code", r"""lab = labs.state(variant="deltanet", preset="overwrite", lang="it")
+print(lab.export("deltanet.gif"))"""),
 
     ("md", r"""## Togli la softmax · Take away the softmax
 
@@ -73,7 +85,7 @@ machine."""),
 
 **EN** The recall error against the number of stored pairs, with the theoretical bound, at the
 "superiore" level (with the formulas)."""),
-    ("code", r"""labs.memory_fails(rule="delta", dk=16, level="superiore", lang="it")"""),
+    ("code", r"""labs.memory_fails(rule="delta", d_k=16, level="superiore", lang="it")"""),
 
     ("md", r"""## Parallelo = ricorrente · Parallel = recurrent
 
@@ -92,15 +104,16 @@ machine."""),
     ("md", r"""## I record del motore con HoloViews · The engine's records with HoloViews
 
 **IT** `engine.stepping.run` passa i token uno alla volta e restituisce un record per token. Qui la
-delta rule con gate su 12 token: lo stato $S_t$ di ogni testa come `hv.HoloMap` di immagini (il cursore
-sceglie il token e la testa), poi i gate e l'errore che la delta rule corregge, token per token.
+regola delta con gate su 12 token: lo stato $S_t$ di ogni testa come `hv.HoloMap` di immagini (il cursore
+sceglie il token e la testa), poi i gate e l'errore che la regola delta corregge, token per token.
 
 **EN** `engine.stepping.run` feeds the tokens one at a time and returns one record per token. Here the
 gated delta rule on 12 tokens: every head's state $S_t$ as an `hv.HoloMap` of images (the slider picks
 the token and the head), then the gates and the error the delta rule corrects, token by token."""),
     ("code", r"""import torch
 
-from engine import capacity, charts, stepping
+from engine import capacity, stepping
+from lineare import charts
 
 torch.manual_seed(0)
 T, H, d_k, d_v = 12, 2, 8, 8
@@ -117,7 +130,7 @@ states"""),
     ("md", r"""## Gli esperimenti di capacità · The capacity experiments
 
 **IT** La stessa misura di `lineare capacity`: l'errore di richiamo contro $N$, poi la quota di risposte
-giuste su $(d_k, N)$ e, per la delta rule con gate, su $(\alpha, \beta)$.
+giuste su $(d_k, N)$ e, per la regola delta con gate, su $(\alpha, \beta)$.
 
 **EN** The same measurement as `lineare capacity`: the recall error against $N$, then the share of right
 answers over $(d_k, N)$ and, for the gated delta rule, over $(\alpha, \beta)$."""),

@@ -158,6 +158,17 @@ def changed(before, again, after):
     return sorted(name for name, _text in stable(before, again) - after["columns"])
 
 
+def normalized(document_json):
+    """A document's JSON (a PULL-DOC reply's content) with what differs between two builds of the same page named
+    in order of appearance: Bokeh's ids (p1234, counted through the process), Panel's model names (Column00225,
+    from a counter) and Python ids in a template's root names."""
+    ids, names = {}, {}
+    text = re.sub(r'(?<=[":])p\d+(?=")', lambda m: ids.setdefault(m.group(0), f"id{len(ids)}"), document_json)
+    text = re.sub(r'(?<=")([A-Z][A-Za-z]*)\d{5}(?=")',
+                  lambda m: names.setdefault(m.group(0), f"{m.group(1)}#{len(names)}"), text)
+    return re.sub(r"\d{9,}", "N", text)
+
+
 def _plain(values):
     try:
         return [_plain(v) for v in values] if not isinstance(values, (str, bytes)) else values

@@ -3,11 +3,11 @@
 const fs = require("fs"), path = require("path"), vm = require("vm");
 const root = process.argv[2];
 let bad = 0, count = 0;
-for (const kind of ["components", "callbacks", "page"]) {
+for (const kind of ["components", "classroom", "callbacks", "page"]) {
   for (const name of fs.readdirSync(path.join(root, kind)).filter((n) => n.endsWith(".js"))) {
     const file = path.join(root, kind, name), code = fs.readFileSync(file, "utf8");
     try {
-      if (kind === "components") new vm.SourceTextModule(code, { identifier: file });
+      if (kind === "components" || kind === "classroom") new vm.SourceTextModule(code, { identifier: file });
       else if (kind === "callbacks") new Function("cb_obj", code);
       else new vm.Script(code, { filename: file });
       count++;

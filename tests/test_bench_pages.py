@@ -54,8 +54,9 @@ def test_the_sidebar_is_one_root_of_the_document():
         assert os.environ["BOKEH_PERFORM_ERROR_DIAGNOSTICS"] == "false"   # measured as served (app/serve.py)
         assert patches.installed_names() == list(patches.SPEED_PATCHES)
         built = pages.build_once("state", pages.PAGES["state"], "en")
-    # Panel's own four (location, js area, actions, browser info), the header, the sidebar, the page
-    assert built["roots"] == 7
+    # Panel's own four (location, js area, actions, browser info), the sidebar, the page (the header's buttons are
+    # the template's HTML)
+    assert built["roots"] == 6
 
 
 def test_a_server_page_is_judged_on_its_usual_opening_and_the_rare_collection_is_spread(capsys):

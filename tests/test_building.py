@@ -3,8 +3,10 @@ the walks over a document's models put off to the end of a build or a knob's cal
 against the library's own function. A patch is installed for one test through `patched(...)` and put back after
 it (app/server/patches.py), never left installed for the tests after."""
 import contextlib
+import os
 import re
 import threading
+from pathlib import Path
 
 import bokeh.io.doc
 import pytest
@@ -12,7 +14,7 @@ from bokeh.document import Document
 from bokeh.models import Div
 
 from app.server.building import PerThread
-from app.server.speedups import walks_put_off, write_kept_pages_once
+from app.server.speedups import write_kept_pages_once
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -37,59 +39,25 @@ def test_a_build_and_the_event_loop_never_see_each_others_current_document(monke
     assert len(bokeh.io.doc._PATCHED_CURDOCS) == 0
 
 
-def walks(doc, monkeypatch):
-    """Count Bokeh's walks over `doc`'s models."""
-    counted = []
-    recompute = doc.models.recompute
-    monkeypatch.setattr(doc.models, "recompute", lambda: (counted.append(1), recompute())[1])
-    return counted
+def test_a_page_build_walks_its_document_once():
+    """Bokeh walks a document's whole model graph after each change that may add a model; a page is built under
+    Bokeh's public doc.models.freeze() (app/shell.py serve()), so it is walked once, at the end (eight times for
+    the state page without it), patched or not."""
+    from bokeh.document.models import DocumentModelManager
+    from panel.io.application import build_single_handler_application
 
+    from app.serve import PAGES as PAGE_DIR
+    from bench.pages import PAGES, fake_session
 
-def test_a_build_walks_the_document_once_and_finds_every_model(monkeypatch):
-    doc = Document()
-    counted = walks(doc, monkeypatch)
-    roots = [Div(text=str(i)) for i in range(5)]
-    with walks_put_off(doc):
-        for root in roots:
-            doc.add_root(root)                     # each one walks the document, unless put off
-            root.text += "!"
-        assert counted == []
-    assert len(counted) == 1
-    assert all(doc.get_model_by_id(root.id) is root for root in roots)
-
-
-def test_a_change_that_adds_no_model_makes_no_walk(monkeypatch):
-    doc, div = Document(), Div(text="a")
-    doc.add_root(div)
-    counted = walks(doc, monkeypatch)
-    with walks_put_off(doc):
-        div.text = "b"
-        div.tags = ["a tag", 3]                    # tags may hold models: Bokeh checks, finds none
-    assert counted == []
-
-
-def test_a_body_that_fails_leaves_the_document_walking_as_before(monkeypatch):
-    doc = Document()
-    counted = walks(doc, monkeypatch)
-    added = Div(text="in")
-    with pytest.raises(RuntimeError), walks_put_off(doc):
-        doc.add_root(added)
-        raise RuntimeError("a page that fails half-way")
-    assert len(counted) == 1 and doc.get_model_by_id(added.id) is added
-    assert doc.models._freeze_count == 0 and "invalidate" not in vars(doc.models)
-    later = Div(text="later")
-    doc.add_root(later)                            # walks at once again, as Bokeh does without us
-    assert len(counted) == 2 and doc.get_model_by_id(later.id) is later
-
-
-def test_nested_bodies_walk_once_at_the_outer_end(monkeypatch):
-    doc = Document()
-    counted = walks(doc, monkeypatch)
-    with walks_put_off(doc):
-        with walks_put_off(doc), doc.models.freeze():      # Panel's own freeze inside ours
-            doc.add_root(Div(text="x"))
-        assert counted == []
-    assert len(counted) == 1
+    walked, recompute = [], DocumentModelManager.recompute
+    application = build_single_handler_application(str(PAGE_DIR / "state.py"))
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setattr(DocumentModelManager, "recompute", lambda self: (walked.append(1), recompute(self))[1])
+        doc = Document()
+        session = fake_session(doc, "state", PAGES["state"], "en")
+        application.initialize_document(doc)
+    assert session is not None and len(doc.roots) == 6 and len(walked) == 1, len(walked)
+    assert all(doc.get_model_by_id(model.id) is model for model in doc.roots[-1].references())
 
 
 def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(monkeypatch):
@@ -292,36 +260,42 @@ from bokeh.protocol import Protocol
 from panel.io.application import build_single_handler_application
 from app.serve import PAGES as PAGE_DIR
 from bench.pages import PAGES, fake_session
+from bokeh_wire import normalized
 
 def document_json(route, language):
     doc = Document()
-    fake_session(doc, route, PAGES[route], language)
-    build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)
-    ids = {}                                 # Bokeh's ids count on through the process: named in order met
-    text = re.sub(r'"p\d+"', lambda m: ids.setdefault(m.group(0), f'"id{len(ids)}"'),
-                  Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
-    return re.sub(r"\d{9,}", "N", text)      # Panel names a template's roots by Python's id()
+    session = fake_session(doc, route, PAGES[route], language)     # kept: the document holds it weakly (without
+    build_single_handler_application(str(PAGE_DIR / f"{route}.py")).initialize_document(doc)     # it: no page)
+    assert len(doc.roots) == 6 and session is not None, (route, len(doc.roots))
+    return normalized(Protocol().create("PULL-DOC-REPLY", "x", doc).content_json)
 
 pages = [(route, "en") for route in PAGES] + [("state", "it"), ("transition", "it")]
 [document_json(*page) for page in pages]        # the first build in a process also defines its classes
 panels = [document_json(*page) for page in pages]
 again = [document_json(*page) for page in pages]
+# two bills measures its time per token as it opens (and again once its measure is a minute old): its numbers
+# differ from one build to the next, the rest of it does not
+numbers = lambda text: re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
+measured = [route == "two-bills" for route, _language in pages]
+panels, again = ([numbers(one) if varies else one for one, varies in zip(texts, measured)] for texts in (panels, again))
 assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
 from app.server import patches
 assert patches.install(patches.SPEED_PATCHES) == list(patches.SPEED_PATCHES)
-for page, panel, ours in zip(pages, panels, [document_json(*page) for page in pages]):
+for page, panel, ours, varies in zip(pages, panels, [document_json(*page) for page in pages], measured):
+    ours = numbers(ours) if varies else ours
     at = next((i for i, (a, b) in enumerate(zip(panel, ours)) if a != b), min(len(panel), len(ours)))
-    assert len(panel) > 3000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
+    assert len(panel) > 20000 and ours == panel, (page, panel[at - 300:at + 200], ours[at - 300:at + 200])
 """
 
 
 def test_the_cheaper_builds_change_no_page():
-    """cheaper_builds() (every server, bench.pages): each page's document, as the browser gets it, is the one
+    """The speed patches (every server, bench.pages): each page's document, as the browser gets it, is the one
     Bokeh and Panel make without the patches (every page in English, two in Italian; ids named in order)."""
     import subprocess
     import sys
 
-    subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300)
+    subprocess.run([sys.executable, "-c", EVERY_PAGE_UNCHANGED], check=True, timeout=300,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
 
 
 @contextlib.contextmanager
@@ -441,47 +415,6 @@ def synced_compared(ours):
         assert list(obj._init_params().items()) == list(own.items()) and own, type(obj).__name__
 
 
-def test_set_values_serialized_as_bokeh_serializes_them():
-    """serialize_set_values_only(): what a document's JSON asks of each model (the values set on it, themed values,
-    unstable defaults) is what Bokeh's own function answers, before and after the kept defaults are read; an
-    unset required property still fails."""
-    from bokeh.core.has_props import HasProps
-
-    with patched("stable-defaults-once", "json-without-kept-defaults"):
-        set_values_compared(HasProps.query_properties_with_values.bokehs_own)
-
-
-def set_values_compared(bokehs):
-    from bokeh.core.property.descriptors import UnsetValueError
-    from bokeh.models import CategoricalColorMapper, ColumnDataSource, Slider
-    from bokeh.plotting import figure
-    from bokeh.themes import Theme
-
-    def both(model):
-        mine = model.properties_with_values(include_defaults=False)
-        theirs = bokehs(model, lambda prop: prop.serialized, include_defaults=False)
-        assert list(mine.items()) == list(theirs.items()), type(model).__name__
-        full = model.properties_with_values()                     # include_defaults: Bokeh's own, unchanged
-        assert full == bokehs(model, lambda prop: prop.serialized), type(model).__name__
-        return mine
-
-    fig = figure(title="t", width=300, height=200, tools="hover")
-    fig.line([1, 2], [3, 4], legend_label="a")
-    models = [fig, *fig.references(), Div(text="x"), Slider(start=0, end=1, value=0.5, step=0.1, title="s"),
-              ColumnDataSource(data={"x": [1]})]
-    first = [both(model) for model in models]          # a model's first answer, kept defaults not read yet
-    assert first == [both(model) for model in models]
-    assert both(models[-2])["title"] == "s" and "width" not in both(Div(text="y"))
-    doc = Document(theme=Theme(json={"attrs": {"Div": {"width": 123}}}))
-    themed = Div(text="z")
-    doc.add_root(themed)
-    assert both(themed)["width"] == 123, "a theme's value is serialized"
-    for query in (lambda: CategoricalColorMapper().properties_with_values(include_defaults=False),
-                  lambda: bokehs(CategoricalColorMapper(), lambda prop: prop.serialized, include_defaults=False)):
-        with pytest.raises(UnsetValueError):
-            query()
-
-
 def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatch, caplog):
     """app/server/patches.py: every patch installs here and is put back; on an untested (Panel, Bokeh, param) set
     none installs and one log line says why."""
@@ -497,9 +430,9 @@ def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatc
                                                       "tornado": "6.6"})
     with caplog.at_level("WARNING", logger="lineare.patches"), patches.installed() as done:
         assert done == []
-    assert [record.getMessage() for record in caplog.records] == [
-        "Lineare: serving without its patches of Panel and Bokeh: Panel 1.10.0, Bokeh 3.10.1, param 2.4.2 is not a "
-        "tested set (1.9.4, 3.9.2, 2.4.2)"]
+    [line] = [record.getMessage() for record in caplog.records]
+    assert line.startswith("Lineare: serving without its patches of Panel and Bokeh: Panel 1.10.0, Bokeh 3.10.1, "
+                           "param 2.4.2 is not a tested set (") and "1.9.4, 3.9.2, 2.4.2" in line
 
 
 def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch, caplog):
@@ -526,15 +459,14 @@ def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch
         monkeypatch.setattr(patches, "PATCHES", tuple(moved if p.name == moved.name else p for p in patches.PATCHES))
         with patches.installed() as done:
             assert "build-on-thread" not in done and "synced-parameters-once" not in done
-            assert "stable-defaults-once" not in done and "json-without-kept-defaults" not in done
+            assert "stable-defaults-once" not in done
             assert "websocket-allow-list" in done and Application.on_session_created is created
     lines = [record.getMessage() for record in caplog.records]
     assert lines[0].startswith("Lineare: pages are built on the event loop, as plain Panel does: "
                                "bokeh.io.doc._PATCHED_CURDOCS is a ContextVar, not a list")
     assert any(line.startswith("Lineare: patch synced-parameters-once left out: panel.reactive.Syncable._init_params "
                                "is not the function it repeats") for line in lines)
-    assert "Lineare: patch json-without-kept-defaults left out: it needs stable-defaults-once, left out" in lines
-    assert len(lines) == 5, lines       # install(), then build-on-thread, synced, stable defaults and JSON once each
+    assert len(lines) == 4, lines       # install(), then build-on-thread, synced and stable defaults once each
 
 
 def test_the_patches_listing_names_every_replacement(capsys):
@@ -547,6 +479,6 @@ def test_the_patches_listing_names_every_replacement(capsys):
     for row, patch in zip(rows, patches.PATCHES):
         name, replaces, versions, guard, test, bokeh_3_10 = row.split(" | ")
         assert name == patch.name and all(path in replaces for path in patch.replaced())
-        assert versions == "panel 1.9.4 bokeh 3.9.2 param 2.4.2" and guard.endswith("(here: ok)")
+        assert "panel 1.9.4 bokeh 3.9.2 param 2.4.2" in versions and guard.endswith("(here: ok)")
         assert test.split("::")[0].startswith("tests/") and bokeh_3_10
     assert "cannot survive" in next(row for row in rows if row.startswith("build-on-thread |"))

@@ -1,10 +1,13 @@
-"""engine.charts: HoloViews views of the engine's records and sweeps hold the engine's own numbers."""
+"""lineare.charts: HoloViews views of the engine's records and sweeps hold the engine's own numbers."""
+import re
+
 import numpy as np
 import pytest
 import torch
 
 import holoviews as hv
-from engine import capacity, charts, stepping
+from engine import capacity, stepping
+from lineare import charts
 
 
 @pytest.fixture(scope="module")
@@ -68,4 +71,5 @@ def test_a_saved_holomap_is_one_html_file_with_its_slider_and_bokeh_inline(delta
     path = charts.save(charts.states(delta_run[:3]), tmp_path / "state.html")
     text = path.read_text()
     assert "cdn.bokeh.org" not in text and "Bokeh" in text                     # the JavaScript is in the file
+    assert not re.findall(r"https?://[^\"' ]+\.css", text)                     # and every stylesheet
     assert "DiscreteSlider" in text or "Slider" in text

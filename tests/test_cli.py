@@ -44,6 +44,155 @@ def test_lineare_export_writes_the_file_and_says_a_bad_value_on_standard_error(t
     assert not refused.exists() and "refused:" in capsys.readouterr().err
 
 
+def test_lineare_export_shows_progress_on_a_terminal_and_writes_a_plain_csv(tmp_path, capsys, monkeypatch):
+    import io
+
+    import pandas as pd
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    gif = tmp_path / "softmax.gif"                   # the first lesson's page exports too
+    assert cli.main(["export", "/softmax?attention=linear&lang=it", "-o", str(gif)]) == 0
+    assert "/16 [" in terminal.getvalue() and "%|" in terminal.getvalue()      # 8 frames drawn, 8 encoded
+    assert Image.open(gif).n_frames == 8
+    monkeypatch.undo()
+    table = tmp_path / "bills.csv"
+    assert cli.main(["export", "/two-bills?tokens=16&heads=1&dim=16", "--table", "tokens", "-o", str(table)]) == 0
+    read = pd.read_csv(table)                        # as it is: no comment lines
+    assert len(read) == 16 and list(read.columns)[:2] == ["token", "tokens_in_memory"]
+    about = (tmp_path / "bills.about.txt").read_text()
+    assert about.startswith("Lineare · Two bills · Generating") and "/two-bills?" in about
+    assert "bills.about.txt" in capsys.readouterr().out
+
+
+def test_lineare_alone_says_what_it_can_do(capsys):
+    assert cli.main([]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: lineare") and all(f"  {command} " in out for command in COMMANDS)
+    assert "required" not in out
+
+
+def _parser_of(command, monkeypatch):
+    """The argparse parser a command builds (its parse_args is stopped before anything runs)."""
+    import argparse
+
+    made, parse = [], argparse.ArgumentParser.parse_args
+
+    def stop(self, args=None, namespace=None):
+        if self.prog == "lineare":                   # the command's name, read by `lineare` itself
+            return parse(self, args, namespace)
+        made.append(self)
+        raise SystemExit(0)
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", stop)
+    monkeypatch.setattr(sys, "argv", ["lineare"])
+    cli.main([command])
+    monkeypatch.undo()
+    return made[0]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_option_has_help_and_shows_its_default(command, monkeypatch):
+    parser = _parser_of(command, monkeypatch)
+    text = " ".join(parser.format_help().split())
+    assert "README" not in text and "python -m" not in text.split("usage:")[1].split("]")[0]
+    for action in parser._actions:
+        if action.option_strings and action.dest != "help":
+            assert action.help, f"lineare {command} {action.option_strings[0]}: no help"
+            if action.default not in (None, False, []) and action.dest != "secret_key":
+                helped = " ".join(parser._get_formatter()._expand_help(action).split())
+                assert "default" in helped, f"lineare {command} {action.option_strings[0]}: its default is not said"
+
+
+BAD = {        # command: argument lists that are wrong, each refused with a message and status 2, no traceback
+    "serve": [["--port", "99999"], ["--port", "http"], ["--num-procs", "-1"], ["--idle-minutes", "0"],
+              ["--max-waiting-builds", "0"]],
+    "host": [["--port", "0"], ["--workers", "0"], ["--max-sessions", "100000"], ["--max-url", "8 gigabytes"],
+             ["--first-server-port", "70000"], ["--rate", "fast"]],
+    "export": [["/state", "-o", "{tmp}/x.gif", "--fps", "nan"], ["/state", "-o", "{tmp}/no/such/folder/x.gif"],
+               ["/state", "-o", "{tmp}"], ["/state", "-o", "{tmp}/x.gif", "--size", "huge"],
+               ["/nope", "-o", "{tmp}/x.gif"], ["/state", "-o", "{tmp}/x.bmp"],
+               ["/state", "-o", "{tmp}/x.csv", "--table", "nope"], ["/state?t=999", "--strict", "-o", "{tmp}/x.png"]],
+    "train": [["--variant", "deltanet", "--out", "{tmp}/x.safetensors", "--seq-len", "-3"],
+              ["--variant", "nope", "--out", "{tmp}/x.safetensors"], ["--variant", "deltanet", "--out", "{tmp}/x.pt"],
+              ["--variant", "deltanet", "--out", "{tmp}/x.safetensors", "--lr", "nan"],
+              ["--variant", "deltanet", "--out", "{tmp}/x.safetensors", "--kv-pairs", "40", "--seq-len", "16"],
+              ["--variant", "deltanet", "--out", "{tmp}/x.safetensors", "--device", "cuda:7"],
+              ["--variant", "deltanet", "--out", "{tmp}/a-file/x.safetensors"],
+              ["--variant", "deltanet", "--out", "{tmp}/x.safetensors", "--warmup", "2"]],
+    "evaluate": [["--checkpoint", "nope"], ["--checkpoint", "deltanet", "--examples", "0"],
+                 ["--checkpoint", "deltanet", "--batch-size", "0"], ["--checkpoint", "deltanet", "--threads", "0"],
+                 ["--checkpoint", "deltanet", "--kv-pairs", "x"],
+                 ["--checkpoint", "deltanet", "--seq-len", "8", "--kv-pairs", "16"]],
+    "capacity": [["--rule", "sum", "--d-k", "0", "--pairs", "4"], ["--rule", "sum", "--d-k", "4", "--pairs", "a,b"],
+                 ["--rule", "sum", "--d-k", "4", "--pairs", "8", "--keys", "orthogonal"]],
+    "bench": [["--variants", "nope"], ["--lengths", "x"], ["--chunk-size", "0"], ["--threads", "-1"]],
+}
+
+
+@pytest.mark.parametrize("command", BAD)
+def test_a_bad_value_is_one_message_and_status_2_never_a_traceback(command, tmp_path, monkeypatch, capsys):
+    import os
+
+    import deploy.host
+
+    def started(*args, **kwargs):
+        raise AssertionError(f"lineare {command} started with a bad value")
+    monkeypatch.setattr(os, "execve", started)                 # serve: what it runs once its options are good
+    monkeypatch.setattr(deploy.host, "Host", started)
+    (tmp_path / "a-file").write_text("not a folder")
+    for bad in BAD[command]:
+        argv = [command, *(arg.replace("{tmp}", str(tmp_path)) for arg in bad)]
+        monkeypatch.setattr(sys, "argv", ["lineare", *argv])
+        assert cli.main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and err.strip(), argv
+        assert any(word in err for word in ("error:", "refused:")), (argv, err)
+    assert not list(tmp_path.glob("x.*"))                         # nothing written
+
+
+def test_a_checkpoint_is_named_and_a_moved_one_is_refused_with_what_to_do(tmp_path, capsys):
+    assert cli.main(["evaluate", "--checkpoint", "deltanet", "--examples", "4", "--json"]) == 0
+    assert '"variant": "deltanet"' in capsys.readouterr().out
+    assert cli.main(["evaluate", "--checkpoint", "assets/checkpoints/missing.safetensors"]) == 2
+    assert "give its name alone: deltanet" in capsys.readouterr().err
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    for suffix in (".safetensors", ".json"):
+        shutil.copy(ROOT / "assets" / "checkpoints" / f"gla{suffix}", moved)
+    assert cli.main(["evaluate", "--checkpoint", str(moved / "gla.safetensors")]) == 2
+    err = capsys.readouterr().err
+    assert "is not listed in" in err and "(there is none)" in err and "copy the MANIFEST.json" in err
+    shutil.copy(ROOT / "assets" / "checkpoints" / "MANIFEST.json", moved)        # what the message says to do
+    assert cli.main(["evaluate", "--checkpoint", str(moved / "gla.safetensors"), "--examples", "4"]) == 0
+
+
+def test_ctrl_c_in_train_writes_the_last_validated_model_and_says_where(tmp_path):
+    import signal
+
+    out = tmp_path / "run" / "d.safetensors"
+    training = subprocess.Popen(
+        [sys.executable, "-m", "lineare", "train", "--variant", "deltanet", "--d-model", "16", "--seq-len", "16",
+         "--kv-pairs", "2", "--vocab-size", "32", "--train-examples", "200", "--val-examples", "20",
+         "--steps", "1000000", "--eval-every", "3", "--target-accuracy", "1", "--out", str(out)],
+        stderr=subprocess.PIPE, cwd=tmp_path)
+    said = b""
+    while b"val_acc" not in said:                     # the progress bar shows the first validation
+        chunk = training.stderr.read1(4096)
+        assert chunk, said.decode()[-2000:]
+        said += chunk
+    training.send_signal(signal.SIGINT)
+    said += training.stderr.read()
+    assert training.wait(timeout=60) == 130
+    said = said.decode()
+    assert "Traceback" not in said and f"to {out}" in said and "the last validated" in said
+    from engine import checkpoint
+    model, sidecar = checkpoint.load(out)
+    assert sidecar["steps"] % 3 == 0 and sidecar["interrupted_at_step"] >= sidecar["steps"]
+
+
 def _answers(base, path):
     with urllib.request.urlopen(base + path, timeout=60) as response:
         return response.status, response.read().decode("utf-8")
@@ -103,11 +252,11 @@ def test_the_installed_command_exports_in_italian_and_serves_every_page(installe
     venv, where = installed
     done = run_installed(installed, "export", "/state?variant=deltanet&t=3&lang=it", "-f", "csv", "-o", "s.csv")
     assert done.returncode == 0, done.stderr[-2000:]
-    text = (where / "s.csv").read_text()
-    assert text.startswith("# Lineare · La memoria si riempie · DeltaNet")      # the Italian catalog was found
+    text = (where / "s.about.txt").read_text()
+    assert text.startswith("Lineare · La memoria si riempie · DeltaNet")      # the Italian catalog was found
     done = run_installed(installed, "export", "/state?mode=trained&variant=deltanet&t=3", "-f", "csv", "-o", "t.csv")
     assert done.returncode == 0, done.stderr[-2000:]
-    rows = [line for line in (where / "t.csv").read_text().splitlines() if not line.startswith("#")]
+    rows = (where / "t.csv").read_text().splitlines()
     assert len(rows) > 20                                  # the shipped checkpoint was found and run, token by token
     command = f"{venv}/bin/lineare serve --port {{port}} --address 127.0.0.1"
     with running_server(shell_command=f"cd {where} && {command}") as base:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from app.dashboards import DASHBOARDS
 from app.dashboards.memory_fails.lesson import CARDS as MEMORY_CARDS
 from app.dashboards.memory_fails.model import MemoryStore, recall
 from app.i18n import language
@@ -221,7 +222,7 @@ def test_plurals_follow_the_catalogs_plural_forms(tmp_path, monkeypatch):
     from app.dashboards.transition.model import Recall
 
     with language("it"):
-        asked = lambda right: types.SimpleNamespace(right=right, expected="21", answer="21" if right else "47",
+        asked = lambda right: types.SimpleNamespace(right=right, expected="21", answer="21" if right else "47", tied=(),
                                                     token=types.SimpleNamespace(text="Anna?"), cosines=np.ones(1))
         one = Recall(["21", "47"], [asked(True), asked(False)])
         assert "1 risposta giusta su 2" in answers_html(one)
@@ -275,6 +276,43 @@ def test_one_italian_term_per_concept():
     assert all(term.split(" (")[0] in used for term, _variants in TERMS.values())
 
 
+def _italian_in_notebooks():
+    """(file, text) of the notebooks' Italian: every **IT** paragraph (to the **EN** one, or the cell's end) of the
+    .ipynb files' markdown cells and of the .py scripts that write them, and the Italian half of each heading
+    «Italiano · English»."""
+    import json
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parents[1] / "notebooks"
+    for path in sorted(folder.glob("*.ipynb")) + sorted(folder.glob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        if path.suffix == ".ipynb":
+            text = "\n\n".join("".join(cell["source"]) for cell in json.loads(text)["cells"]
+                                if cell["cell_type"] == "markdown")
+        for found in re.finditer(r"\*\*IT\*\*(.*?)(?=\*\*EN\*\*|\"\"\"|\Z)", text, re.S):
+            yield path.name, found.group(1)
+        for found in re.finditer(r"^#+ (.*?) · ", text, re.M):
+            yield path.name, found.group(1)
+
+
+def test_one_italian_term_per_concept_in_the_notebooks():
+    """The glossary holds in the notebooks too (both .ipynb and the .py that writes each), partial forms and any
+    case included: «delta rule con gate», «regola con oblio» are the regola delta con gate."""
+    from collections import Counter
+
+    from app.i18n.glossary import forbidden_in
+
+    paragraphs = list(_italian_in_notebooks())
+    per_file = Counter(name for name, _text in paragraphs)
+    assert set(per_file) == {"laboratories.ipynb", "make_laboratories.py", "parallel_equals_recurrent.ipynb",
+                             "make_parallel_equals_recurrent.py"} and min(per_file.values()) >= 8, per_file
+    found = [(name, hit, text[:60]) for name, text in paragraphs for hit in forbidden_in(text)]
+    assert not found, found
+    assert [hit for _c, hit in forbidden_in("la Regola con Oblio e la DELTA RULE CON GATE")] == [
+        "Regola con Oblio", "DELTA RULE CON"]
+
+
 def test_formulas_on_italian_pages_write_decimal_commas():
     """Every formula of the Italian catalog and of the registry, rendered for an Italian page: no <mn> with a
     decimal point, and 0,99 is one number element (not 0, an operator and 99)."""
@@ -301,7 +339,7 @@ def _it(msgid):
     return _(msgid)
 
 
-PAGES = ["home", "softmax", "two-bills", "state", "transition", "memory-fails", "parallel-recurrent", "architectures"]
+PAGES = ["home", *(dashboard.slug for dashboard in DASHBOARDS)]
 
 
 @pytest.mark.parametrize("slug", PAGES)
@@ -310,6 +348,7 @@ def test_an_italian_page_shows_no_english_word(slug):
     legends, hover labels, options and texts hold no English word outside formulas, code and names."""
     from panel.io.state import set_curdoc
 
+    from app.shell import frame_html
     from tests.italian_pages import english_words, model_texts, session_document, visible
 
     doc, session = session_document(None if slug == "home" else slug, {"lang": "it", "level": "elementare"})
@@ -317,13 +356,69 @@ def test_an_italian_page_shows_no_english_word(slug):
     with set_curdoc(doc):
         session.level = "superiore"
     texts += model_texts(doc)
-    assert len(texts) > 20
+    with set_curdoc(doc):
+        texts += [(f"frame {part}", text) for part, text in frame_html(session, slug).items()]   # header, sidebar
+    assert len(texts) > 10                        # the page was built (the home page holds the fewest models)
     found = {}
     for where, text in texts:
         seen = visible(text)
         if english_words(seen):
             found[seen.strip()[:150]] = (where, english_words(seen))
     assert not found, found
+
+
+def _lesson_cards():
+    from app.lessons import LESSONS
+    return [(slug, number) for slug, cards in LESSONS.items() for number in range(1, len(cards) + 1)]
+
+
+@pytest.mark.parametrize("slug", sorted({slug for slug, _number in _lesson_cards()}))
+def test_every_lesson_card_speaks_italian_after_the_choice_and_after_the_action(slug):
+    """The walk above reads each page as it opens; a lesson shows more. Each card's page, opened as its link opens
+    it (?lesson=…&card=…, the card's settings), with a choice made (the veiled texts shown, the card's verdict and
+    observation), holds every frame its action plays (each step's strip, caption and answer are sent with the
+    run). Read at both levels: no English word, no variant the glossary forbids."""
+    from panel.io.state import set_curdoc
+
+    from app.i18n.glossary import forbidden_in
+    from app.lessons import LESSONS
+    from tests.italian_pages import english_words, model_texts, session_document, visible
+
+    found, observed = {}, 0
+    for number in range(1, len(LESSONS[slug]) + 1):
+        doc, session = session_document(slug, {"lang": "it", "level": "elementare", "lesson": slug,
+                                               "card": str(number)})
+        cards = [m for m in doc.models if "observe" in m.properties() and "chosen" in m.properties()]
+        assert len(cards) == 1, (slug, number)
+        texts = model_texts(doc)
+        with set_curdoc(doc):
+            session.level = "superiore"
+        texts += model_texts(doc)
+        observation = " ".join(_lesson_observation(slug, number).split())
+        observed += any(observation in " ".join(visible(text).split()) for _where, text in texts)
+        for where, text in texts:
+            seen = visible(text)
+            if english_words(seen) or forbidden_in(seen):
+                found[seen.strip()[:150]] = (number, where, english_words(seen), forbidden_in(seen))
+    assert not found, found
+    assert observed == len(LESSONS[slug])                    # each card's observation was among the texts read
+
+
+def _lesson_observation(slug, number):
+    """The observation card `number` of `slug` says on its own settings, in Italian (as the page sends it)."""
+    from app.components.text import inline_html
+    from app.lessons import LESSONS
+    from tests.test_lessons import store_for
+
+    card = LESSONS[slug][number - 1]
+    store, _values = store_for(slug, card)
+    with language("it"):
+        return visible_text(inline_html(card.observe(store)))
+
+
+def visible_text(text):
+    from tests.italian_pages import visible
+    return visible(text)
 
 
 def test_the_lesson_cards_speak_italian():

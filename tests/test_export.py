@@ -15,6 +15,7 @@ from PIL import Image, ImageColor
 
 from app.components.plots import PALETTE, nice_limit, quantize
 from app.dashboards.state_fills_up.model import head_frame
+from app.dashboards.state_fills_up.texts import said
 from app.dashboards.two_bills.model import rolling_median
 from app.export import ExportRefused, Limits, make_file, open_page
 from app.export.__main__ import main
@@ -121,7 +122,7 @@ def test_the_two_bills_picture_has_the_work_bill_counted_as_the_page_counts_it(b
     softmax, state = multiply_adds(run.held, run.heads, run.dim, run.dim)
     assert np.array_equal(lines["softmax"].x, run.held[:t + 1])
     assert np.allclose(lines["softmax"].y * 1e3, softmax[:t + 1])            # in thousands: 2 d per token held
-    assert np.allclose(lines["state (Linear attention)"].y * 1e3, state)
+    assert np.allclose(lines["state (linear attention)"].y * 1e3, state)
     crossing = work_crossing(run.dim, run.dim)
     assert np.array_equal(lines[f"from token {crossing} softmax does more per token"].x, [crossing] * 2)
     so_far = [line for line in scene.caption if line.startswith("So far")]
@@ -144,7 +145,7 @@ def test_the_csv_of_the_state_holds_every_picture_at_every_step(state):
     assert steps.token.tolist() == [token.text for token in result.tokens]
     asked = [i for i, token in enumerate(result.tokens) if token.kind == "ask"]
     assert all(steps.result[i] in ("ok", "bad") for i in asked)
-    assert [steps.answer[i].split()[0] for i in asked] == [result.answers[i][0] for i in asked]
+    assert [steps.answer[i].split(" ✓")[0].split(" ✗")[0] for i in asked] == [said(result.answers[i]) for i in asked]
 
 
 def test_the_lesson_is_one_file_with_every_frame_and_nothing_to_fetch(state):
@@ -249,8 +250,8 @@ def test_the_command_line_writes_what_it_is_asked(tmp_path, capsys):
 
 def test_python_dash_m_app_export_runs(tmp_path):
     out = tmp_path / "step.png"
-    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7", "-o", str(out)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7",
+                           "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "warning:" in done.stderr and "alpha" in done.stderr              # the URL's fix, reported
     assert Image.open(out).size == (1920, 1080)
@@ -395,3 +396,30 @@ def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypa
     assert second is None and "still being made" in busy
     assert done.read() == b"x,y\n" and third.read() == b"x,y\n"
     assert len(made) == 2 and made[1] - ended >= 0.95
+
+
+def test_the_first_lesson_exports_its_table_its_summary_and_its_cost():
+    """/softmax: the attention table and the summary S_t, z_t against the sentence's q, k, v computed here,
+    the cost against 2·T²·d and 2·T·d², a GIF of one frame per word."""
+    from app.dashboards.take_away_softmax.model import LENGTHS, sentence_vectors
+
+    page, notices = open_page("/softmax?attention=linear&d=32&lang=it")
+    assert notices == [] and page.length() == 8
+    read = lambda name: pd.read_csv(io.BytesIO(make_file(page, "csv", table=name).data), comment="#")
+    q, k, v = sentence_vectors()
+    phi = lambda x: np.where(x > 0, x + 1, np.exp(np.minimum(x, 0)))
+    scores = np.tril(phi(q) @ phi(k).T)                                           # [T, T], i ≤ t
+    weights = read("table")
+    expected = [scores[t, i] / scores[t].sum() for t in range(8) for i in range(t + 1)]
+    assert np.allclose(weights["weight"], expected, rtol=1e-12)
+    memory = read("memory")
+    after_5 = memory[memory.word == 5].pivot(index="row", columns="column", values="value").to_numpy()
+    S = sum(np.outer(v[i], phi(k[i])) for i in range(5))
+    assert np.allclose(after_5, np.vstack([S, phi(k[:5]).sum(axis=0)]), rtol=1e-12)
+    cost = read("cost")
+    assert list(cost.length_T) == list(LENGTHS) and set(cost.d) == {32}
+    assert list(cost.multiply_adds_table_QKt_V) == [2 * T * T * 32 for T in LENGTHS]
+    assert list(cost.multiply_adds_summary_Q_KtV) == [2 * T * 32 * 32 for T in LENGTHS]
+    assert Image.open(io.BytesIO(make_file(page, "gif", size=SMALL).data)).n_frames == 8
+    with language("it"):
+        assert " ".join(page.captions(2)).startswith("Parola 3, «ha»")

@@ -21,6 +21,7 @@ import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from app.dashboards import DASHBOARDS
 from deploy import host
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -174,7 +175,7 @@ def test_the_configuration_names_every_page_and_leaves_no_field(tmp_path):
     args.status_port = 8090
     text = host.nginx_conf(args, [8081, 8082], tmp_path)
     assert "{{" not in text and "server 127.0.0.1:8081" in text and "server 127.0.0.1:8082" in text
-    for page in ("home", "state", "two-bills", "memory-fails", "transition", "parallel-recurrent", "architectures"):
+    for page in ("home", *(dashboard.slug for dashboard in DASHBOARDS)):
         assert page in host.page_routes() and f"|{page}" in "|" + "|".join(host.page_routes())
     assert "least_conn;" in text and "limit_conn live 60;" in text and "limit_conn live 70;" in text
 
@@ -198,6 +199,10 @@ def test_the_servers_get_the_hosting_flags():
     assert command.index("--warm") < command.index("--") < command.index("--reuse-sessions")
     environment = host.server_environment(args, "k")
     assert environment["BOKEH_SECRET_KEY"] == "k"
+    # a live class's phones and projector may reach any server: one store of rooms for all of them
+    rooms = command[command.index("--rooms") + 1]
+    assert rooms.endswith("/rooms.sqlite") and rooms in host.server_command(args, 9002)
+    assert command[command.index("--room-size") + 1] == "60"
 
 
 def test_one_address_cannot_fill_the_demo_and_the_servers_own_origins_are_for_admin_only():

@@ -2,6 +2,7 @@
 that ends in a view shows a Panel/Bokeh view, with no error and no traceback on standard error."""
 import ast
 import os
+import re
 from pathlib import Path
 
 import nbformat
@@ -18,12 +19,14 @@ VIEW = "application/vnd.holoviews_exec.v0+json"         # what Panel and HoloVie
 
 @pytest.fixture(scope="module")
 def executed(tmp_path_factory):
-    """The notebook run top to bottom in a folder of its own (its saved HTML lands there), on this tree."""
+    """The notebook run top to bottom in a folder of its own (its saved HTML and GIF land there), on this tree,
+    in a kernel that can reach nothing off this machine."""
     where = tmp_path_factory.mktemp("laboratories")
     nb = nbformat.read(NOTEBOOK, as_version=4)
     km = KernelManager(kernel_name="python3", kernel_spec_manager=_ThisPythonKernelSpecs())
     client = NotebookClient(nb, km=km, timeout=240, kernel_name="python3", resources={"metadata": {"path": str(where)}})
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    cut_off = ROOT / "tests" / "no_network"                             # the kernel's sockets: this machine only
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(cut_off), str(ROOT), os.environ.get("PYTHONPATH", "")])}
     client.execute(env=env)
     if os.environ.get("LINEARE_KEEP_NOTEBOOK"):                 # to look at the outputs by hand
         nbformat.write(nb, os.environ["LINEARE_KEEP_NOTEBOOK"])
@@ -62,3 +65,15 @@ def test_the_italian_laboratory_is_in_italian_and_the_saved_chart_is_a_file(exec
     assert "The state fills up" not in html and "A number changes" not in html
     saved = where / "state_over_tokens.html"
     assert saved.exists() and saved.stat().st_size > 100_000
+    assert (where / "deltanet.gif").read_bytes().startswith(b"GIF89a")          # lab.export from a cell
+
+
+def test_panel_and_bokeh_come_with_the_notebook_not_from_a_cdn(executed):
+    """The first cell's outputs carry Panel's and Bokeh's JavaScript themselves (pn.extension(inline=True)):
+    nothing for the browser to fetch, so the views render with no network."""
+    nb, _where = executed
+    first = next(cell for cell in nb.cells if cell.cell_type == "code")
+    loaded = "".join(str(o.get("data", {}).get("application/javascript", "")) for o in first.outputs)
+    assert len(loaded) > 1_000_000                                        # the bundles themselves
+    urls = re.findall(r'(?:js_urls|css_urls)\s*=\s*(\[[^\]]*\])', loaded)
+    assert urls and all(found.replace(" ", "") == "[]" for found in urls), urls

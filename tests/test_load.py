@@ -100,6 +100,34 @@ def test_burst_mode_arguments_targets_and_report(capsys):
         assert words in out, words
 
 
+def test_class_mode_arguments_targets_and_report(capsys):
+    args = load.parse_args(["class", "--app"])
+    assert (args.viewers, args.cards, args.browsers, args.lesson) == (60, 2, 0, load.CLASS_LESSON)
+    result = {"mode": "class", "path": args.lesson, "viewers": 60, "cards": 2, "think_s": 6.0, "errors": [],
+              "dropped": 0, "joined_s": load.summary([1.0, 2.0]), "tally_ms": load.summary([150.0, 1200.0]),
+              "reveal_ms": load.summary([400.0]), "next_ms": load.summary([600.0])}
+    rows = load.targets(result)
+    assert [r[0] for r in rows] == ["errors", "answer → the projector's tally p95"]
+    assert rows[0][3] is True and rows[1][3] is False                  # p95 1,147 ms > 1 s
+    assert load.targets({**result, "tally_ms": load.summary([150.0, 300.0])})[1][3] is True
+    report = {"machine": {"cpus": 2, "load_before": [1, 1, 1], "load_after": [2, 2, 2], "url": "http://x",
+                          "workers": 2, "app": True, "python_speed_s": 0.117},
+              "servers": {"wall_s": 40.0, "cpu_s": 9.0, "cpu_cores": 0.2, "load_generator_cpu_s": 1.0,
+                          "rss_mib": {"server:1": 400.0}, "servers_rss_peak_mib": 400.0},
+              "result": result, "targets": rows}
+    load.print_report(report)
+    out = capsys.readouterr().out
+    for words in ("60 phones, 2 cards", "answer → tally    p50 675.00 ms  p95 1147.50 ms", "reveal → phones",
+                  "next card → phones", "MISS"):
+        assert words in out, words
+
+
+def test_plain_reads_bokehs_maps():
+    assert load.plain({"type": "map", "entries": [["a", {"type": "map", "entries": [["b", [1, 2]]]}]]}) == \
+        {"a": {"b": [1, 2]}}
+    assert load.plain({"type": "number", "value": "nan"}) != load.plain({"type": "number", "value": "nan"})   # NaN
+
+
 def test_the_server_processes_are_counted_once_all_are_forked():
     """The port answers before python -m app has forked all its processes: they are counted once their number
     has settled, not at the first look (which once found one of two and left the other's CPU out)."""

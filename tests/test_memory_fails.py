@@ -89,6 +89,29 @@ def test_delta_rule_recalls_the_latest_number_where_the_sum_mixes():
             np.testing.assert_allclose(run.weights[np.arange(8), run.targets], 1.0, atol=1e-12)
 
 
+@pytest.mark.parametrize("keys", ["orthogonal", "random"])
+def test_each_rewrite_changes_a_different_name_so_the_curve_starts_at_the_rewrites(keys):
+    """R names get a new number, each a different one: the curve's points have N ≥ R (with fewer names the R
+    rewrites would pile onto them, the error falling from 4 at N = 1 and the share right zig-zagging). With
+    perpendicular keys the sum rule reads v_old + v_new for each changed name, a tie (a miss) and an error of ½
+    on it: at every point the error is ½·R/N and the share right (N − R)/N, computed here; the delta rule
+    replaces, every answer right."""
+    R, d_k = 8, 16
+    summed, corrected = mf.curve("sum", d_k, keys, R, 0), mf.curve("delta", d_k, keys, R, 0)
+    N = summed["pairs"]
+    assert N.min() == R and d_k in N and (np.diff(N) > 0).all()
+    if keys == "orthogonal":
+        np.testing.assert_allclose(summed["error"], 0.5 * R / N, atol=1e-9)
+        np.testing.assert_allclose(summed["accuracy"], (N - R) / N, atol=1e-9)
+        np.testing.assert_allclose(corrected["error"], 0.0, atol=1e-9)
+        assert (corrected["accuracy"] == 1).all()
+    for pairs in (3, 8, 16):                                     # the run itself: R changes, at most one a name
+        run = mf.recall("sum", d_k, keys, pairs, R, 0)
+        changed = run.targets[run.targets >= pairs]
+        assert len(changed) == min(R, pairs) == len(set(run.key_of[changed]))
+    assert mf.map_pairs(d_k, keys, R)[0] == R and d_k in mf.map_pairs(d_k, keys, R)
+
+
 def test_intruders_push_towards_the_wrong_answer():
     run = mf.recall("sum", 16, "random", 24, 0, 0)
     wrong = np.flatnonzero(~run.right)
@@ -125,12 +148,16 @@ def test_url_values_are_checked_and_fitted():
     with language("it"):
         store, notices = open_store(Session(), args(example="-3"))
     assert store.example == 0 and notices == [
-        "Il link, con “example=-3”, chiede l'esempio -2, ma gli esempi vanno da 1 a 10.000: viene mostrato "
+        "Il link, con «example=-3», chiede l'esempio -2, ma gli esempi vanno da 1 a 10.000: viene mostrato "
         "l'esempio 1."]
     with language("en"):
         store, notices = open_store(Session(), args(dk="8", pairs="20", query="30"))
     assert (store.pairs, store.query) == (20, 20)
     assert notices == ["The link asks for a larger query than these settings allow: 20 is used."]
+    with language("en"):
+        store, notices = open_store(Session(), args(dk="8", rewrites="20"))      # at most d_k names change
+    assert store.rewrites == 8 and notices == [
+        "The link asks for a larger rewrites than these settings allow: 8 is used."]
     session = Session()
     store, notices = open_store(session, args(dk="64", pairs="200", query="150", rewrites="3"))
     assert notices == [] and (store.d_k, store.pairs, store.query, store.rewrites) == (64, 200, 150, 3)

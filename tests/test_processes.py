@@ -1,6 +1,7 @@
 """`python -m app` serves from one process per core by default: what it asks of `panel serve`, what it
 says at start, and that a page whose GET one process answered opens its websocket on another."""
 import asyncio
+import contextlib
 import os
 import re
 import signal
@@ -9,12 +10,12 @@ import time
 import urllib.request
 from pathlib import Path
 
-import psutil
 import pytest
 
 from app import serve
-from app.devtools import free_port, running_server
+from app.devtools import free_port
 from bench.load import Viewer
+from served import only
 
 PAGE = "/state?variant=deltanet&preset=crowd&lang=it"
 
@@ -31,7 +32,8 @@ def parsed(monkeypatch, *argv):
     for module, name in ((security, "one_line_for_closed_connections"), (memory, "install"), (patches, "install"),
                          (websocket, "install"), (i18n, "compile_catalogs")):
         monkeypatch.setattr(module, name, lambda *args, **kwargs: None)
-    for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for name in ("BOKEH_SECRET_KEY", *serve.BOKEH_CHECKS, "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                 "LINEARE_ROOMS", "LINEARE_ROOM_SIZE", "LINEARE_LAN"):
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)                 # restored (absent) after the test
     monkeypatch.setattr(sys, "argv", sys.argv[:])
@@ -72,47 +74,21 @@ def test_one_process_on_request(monkeypatch, capsys):
     assert option(parsed(monkeypatch, "--num-procs", "0"), "--num-procs") == "1"
 
 
-def children(url):
-    """The server processes behind `url`: the children of the process listening on its port."""
-    port = int(url.rsplit(":", 1)[1])
-    for process in psutil.process_iter():
-        try:
-            if any(c.laddr.port == port and c.status == psutil.CONN_LISTEN for c in process.net_connections("tcp")):
-                kids = process.children()
-                if kids:
-                    return kids
-        except psutil.Error:
-            continue
-    return []
+def test_lan_serves_the_classrooms_network_and_keeps_the_rooms_for_every_process(monkeypatch, tmp_path):
+    monkeypatch.setattr(serve, "lan_addresses", lambda: ["192.168.1.20"])
+    argv = parsed(monkeypatch, "--lan", "--rooms", f"sqlite:///{tmp_path}/rooms.sqlite", "--room-size", "30")
+    assert option(argv, "--address") == "0.0.0.0"
+    origins = [argv[i + 1] for i, part in enumerate(argv) if part == "--allow-websocket-origin"]
+    port = option(argv, "--port")
+    assert origins == [f"localhost:{port}", f"127.0.0.1:{port}", f"192.168.1.20:{port}"]
+    assert os.environ["LINEARE_ROOMS"] == f"sqlite:///{tmp_path}/rooms.sqlite"       # every forked process reads it
+    assert (os.environ["LINEARE_ROOM_SIZE"], os.environ["LINEARE_LAN"]) == ("30", "1")
+    with pytest.raises(SystemExit):
+        parsed(monkeypatch, "--rooms", "postgres://nowhere")
 
 
-def only(running, stopped):
-    """Let `running` alone accept connections: `stopped` cannot take them from the shared socket."""
-    os.kill(stopped.pid, signal.SIGSTOP)
-    os.kill(running.pid, signal.SIGCONT)
-
-
-@pytest.fixture(scope="module")
-def two_processes(tmp_path_factory):
-    """`python -m app --num-procs 2` (what ./scripts/app serves with on two cores): its URL, its two server
-    processes and its log."""
-    log = tmp_path_factory.mktemp("processes") / "server.log"
-    command = ("python -m app --num-procs 2 --port {port} --address 127.0.0.1 "
-               "--allow-websocket-origin 127.0.0.1:{port} > " + str(log) + " 2>&1")
-    with running_server(shell_command=command, processes=()) as url:
-        deadline = time.monotonic() + 60
-        while len(processes := children(url)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert len(processes) == 2, "python -m app --num-procs 2 did not fork two servers"
-        try:
-            yield url, processes, log
-        finally:
-            for process in processes:
-                os.kill(process.pid, signal.SIGCONT)
-
-
-def test_a_page_from_one_process_opens_its_session_on_another(two_processes):
-    url, processes, log = two_processes
+def test_a_page_from_one_process_opens_its_session_on_another(served_patched):
+    url, processes, log = served_patched
     first, second = processes
     viewers = [Viewer(url, PAGE), Viewer(url, PAGE)]
     try:
@@ -147,11 +123,11 @@ def test_a_page_from_one_process_opens_its_session_on_another(two_processes):
 PRESENTER_CSS = "--lineare-scale: 1.25"          # app/shell.py PRESENT_CSS, in the page's HTML
 
 
-def test_presenter_mode_is_part_of_the_kept_page_each_process_answers_from(two_processes):
+def test_presenter_mode_is_part_of_the_kept_page_each_process_answers_from(served_patched):
     """Each process renders a GET from a page it keeps (--reuse-sessions): presenter mode is in that page's
     HTML (its type and folded sidebar), so a presenter's link and a plain one are never answered from the same
     kept page — whichever of them a process was asked for first."""
-    url, processes, _log = two_processes
+    url, processes, _log = served_patched
 
     def presenter(path):
         return PRESENTER_CSS in urllib.request.urlopen(url + path, timeout=60).read().decode()
@@ -169,3 +145,76 @@ def test_presenter_mode_is_part_of_the_kept_page_each_process_answers_from(two_p
     finally:
         for process in processes:
             os.kill(process.pid, signal.SIGCONT)
+
+
+def test_only_the_language_and_presenter_mode_change_a_pages_frame():
+    """A kept page's HTML (its frame: the template, its title, presenter mode's type and folded sidebar) is keyed
+    by page, language and presenter mode (app/server/panel_setup.py): no other query argument may change it. In
+    process, the state page's frame for each of the arguments its pages and lessons read."""
+    from bokeh.document import Document
+    from bokeh.resources import Resources
+    from panel.io.application import build_single_handler_application
+    from panel.io.server import server_html_page_for_session
+
+    from app.serve import PAGES as PAGE_DIR
+    from app.session import Session
+    from bench.pages import fake_session
+    from served import frame_of
+
+    application = build_single_handler_application(str(PAGE_DIR / "state.py"))
+
+    def frame(query, language="en"):
+        doc = Document()
+        session = fake_session(doc, "state", query, language)
+        application.initialize_document(doc)
+        assert len(doc.roots) == 6                 # Panel's four, the sidebar, the page
+        return frame_of(server_html_page_for_session(session, resources=Resources(mode="server"), title=doc.title,
+                                                     template=doc.template, template_variables=doc.template_variables))
+
+    plain = frame("")
+    for query in ("level=superiore", "lesson=state&card=2", "variant=gla&preset=crowd&t=3&speed=4&alpha=0.5",
+                  "lesson=softmax&card=9&level=nonsense&present=maybe"):
+        assert frame(query) == plain, query
+        arguments = {name: [value.encode()] for name, value in (pair.split("=") for pair in query.split("&"))}
+        assert Session.frame_of(arguments, "en") == ("en", False)      # the key of the kept page: the plain one
+    assert frame("present=1") != plain and frame("", "it") != plain
+    assert Session.frame_of({"present": [b"1"]}, "en") == ("en", True)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to the server's process", "Ctrl-C"])
+def test_stopping_the_server_stops_every_process_it_forked(tmp_path, how):
+    """`kill PID` (what a supervisor sends) left the forked servers answering on the port; Ctrl-C (SIGINT to the
+    terminal's whole group) printed a traceback per process. Now every process is gone within 2 s, and Ctrl-C says
+    so in one line."""
+    import subprocess
+
+    import psutil
+
+    from served import children
+
+    port, log = free_port(), tmp_path / "server.log"
+    with open(log, "w") as out:
+        server = subprocess.Popen([sys.executable, "-m", "app", "--num-procs", "2", "--port", str(port), "--address",
+                                   "127.0.0.1"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 90
+        while len(forked := children(f"http://127.0.0.1:{port}")) < 2:
+            assert time.monotonic() < deadline and server.poll() is None, log.read_text()
+            time.sleep(0.3)
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/favicon.ico", timeout=30).read()     # serving
+        before = log.read_text()
+        stopped = time.monotonic()
+        if how == "Ctrl-C":
+            os.killpg(server.pid, signal.SIGINT)            # what a terminal sends to its foreground group
+        else:
+            os.kill(server.pid, signal.SIGTERM)
+        server.wait(timeout=10)
+        _gone, alive = psutil.wait_procs(forked, timeout=max(0.1, 2 - (time.monotonic() - stopped)))
+        assert not alive, f"{len(alive)} forked servers still running after {how}"
+        assert time.monotonic() - stopped < 2.5
+        said = log.read_text()[len(before):].strip().splitlines()
+        if how == "Ctrl-C":
+            assert said == ["Lineare: stopped (Ctrl-C)."], said
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)

@@ -22,8 +22,8 @@ from app.server import security
 from app.devtools import running_server
 from bench.hostile import VALUES, measure, page_keys
 
-COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 --allow-websocket-origin 127.0.0.1:{port} "
-           "--secret-key-file {key} > {log} 2>&1")
+COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 "
+           "--allow-websocket-origin 127.0.0.1:{port} --secret-key-file {key} > {log} 2>&1")
 
 
 class Server:

@@ -162,7 +162,7 @@ def test_malformed_url_values_give_defaults_and_notices():
                           "example 1 is shown.")
     with language("it"):
         _values, notices = read_store_query(args(mode="trained", example=12000))
-    assert notices == ["Il link, con “example=12000”, chiede l'esempio 12.001, ma gli esempi vanno da 1 a 10.000: "
+    assert notices == ["Il link, con «example=12000», chiede l'esempio 12.001, ma gli esempi vanno da 1 a 10.000: "
                        "viene mostrato l'esempio 10.000."]
     store = StateStore(mode="trained", pairs=16)
     store.mode = "mechanism"                                        # back to mechanism: clamped there too

@@ -1,4 +1,5 @@
 """The transition knob (app/dashboards/transition/): its numbers against closed forms and the engine."""
+import html
 import subprocess
 import sys
 
@@ -50,11 +51,53 @@ def sequence(preset="update", seed=0):
 def test_the_knob_lights_the_named_models():
     assert match("none", 1.0, 0.0) == Match(exact=("linear",))
     assert match("fixed", 0.9, 0.0) == Match(exact=("retnet",))
-    assert match("scalar", 0.9, 0.0) == Match(exact=("mamba2",))
-    assert match("channel", 0.9, 0.0) == Match(exact=("gla", "rwkv6"))
+    assert match("scalar", 0.9, 0.0) == Match(exact=("mamba2",), close=("mlstm",))
+    assert match("channel", 0.9, 0.0) == Match(exact=("gla",), close=("rwkv6",))     # RWKV-6 reads before it writes
     assert match("none", 1.0, 1.0) == Match(exact=("deltanet",))
     assert match("scalar", 0.8, 1.0) == Match(exact=("gated_deltanet",))
     assert match("channel", 0.8, 0.3) == match("channel", 0.8, 1.0) == Match(close=("rwkv7",))   # off the knob
+
+
+def test_exactly_on_is_the_registrys_knob_and_close_its_nearest():
+    """One source for "exactly on the knob": the registry's `knob` positions. At every setting the lamp's models
+    are those the registry puts there, a model off the knob (`knob` None: RWKV-6, RWKV-7, mLSTM) is at most
+    "close", at its `nearest` setting; the page's lamp and table say the same (RWKV-6 close, as RWKV-7 is), and
+    where the knob is on Mamba-2 the lamp says that its skip D x_t is left out."""
+    from tests.italian_pages import model_texts, session_document, visible
+
+    off = {name for name, record in REGISTRY.items() if record.knob is None}
+    assert {"rwkv6", "rwkv7", "mlstm"} <= off
+    for gate in KNOB_GATES:
+        for alpha in (0.9, 1.0):
+            for beta in (0.0, 0.5, 1.0):
+                found = match(gate, alpha, beta)
+                kept = knob.effective_gate(gate, alpha)
+                assert {REGISTRY[name].knob for name in found.exact} <= {(kept, beta)}
+                assert set(found.exact) == {name for name, place in KNOB_OF.items() if place == (kept, beta)}
+                assert not set(found.exact) & off and set(found.close) <= off
+                assert all(REGISTRY[name].nearest[0] == kept for name in found.close)
+                assert found.exact or found.between or found.close                # the lamp always names one
+    for name in off - {"softmax"}:                                               # each is close at its nearest
+        gate, beta = REGISTRY[name].nearest
+        assert name in match(gate, 0.9, beta).close and name not in match(gate, 0.9, beta).exact
+    def lamp(args):
+        doc, _session = session_document("transition", args)
+        lamps = [" ".join(visible(text).split()) for _where, text in model_texts(doc)
+                 if 'class="lamp"' in html.unescape(text)]
+        assert len(lamps) == 1
+        return lamps[0]
+
+    for lang, on, near, skip in (("en", "The knobs are on: GLA (close to: RWKV-6)", "close to RWKV-6, not on it",
+                                  "(D x_t)"),
+                                 ("it", "Le manopole sono su: GLA (vicine a: RWKV-6)",
+                                  "vicine a RWKV-6, ma non su di esso", "(D x_t)")):
+        said = lamp({"gate": "channel", "alpha": "0.9", "beta": "0", "lang": lang})
+        assert on in said and near in said, said
+        with language(lang):
+            table = table_html(match("channel", 0.9, 0.0), False)
+        assert 'class="near" data-variant="rwkv6"' in table and 'class="lit" data-variant="gla"' in table
+        said = lamp({"gate": "scalar", "alpha": "0.9", "beta": "0", "lang": lang})
+        assert "Mamba-2" in said and skip in said and "mLSTM" in said, said
 
 
 def test_between_models_and_gates_that_keep_everything():
@@ -182,9 +225,10 @@ def test_decoding_agrees_with_mechanism_mode():
             mine = knob.run_named(s, variant, 1.0, 0).recall
             theirs = mechanism.run_sequence(variant, s.tokens)
             for question in mine.questions:
-                answer, similarity, expected = theirs.answers[question.position]
-                assert (question.answer, question.expected) == (answer, expected)
-                assert question.cosines.max() == pytest.approx(similarity, abs=1e-5)
+                answer = theirs.answers[question.position]
+                assert (question.answer, question.expected, question.tied) == (answer.value, answer.expected,
+                                                                               answer.tied)
+                assert question.cosines.max() == pytest.approx(answer.similarity, abs=1e-5)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)

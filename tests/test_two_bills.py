@@ -224,13 +224,13 @@ def test_the_page_draws_both_stores():
         view.__panel__().get_root(Document())              # every picture renders
         statuses = view.generation.status.frames                     # one per generated token
         assert len(statuses) == 16 and all("KV cache (softmax)" in text for text in statuses)
-        assert "Linear attention" in view.generation.setup.object
+        assert "against linear attention:" in view.generation.setup.object     # a name inside a sentence
         memory = view.calculator.chart.picture
         assert memory.sources["cache"].data["y"][-1] == pytest.approx(
-            2 * 32 * 8 * 128 * 131_072 * 2 / 1e9)              # 131,072 tokens of Llama-3-8B (bf16): in GB
+            2 * 32 * 8 * 128 * 131_072 * 2 / 1e9)              # 131,072 tokens of Llama-3.1-8B (bf16): in GB
         assert memory.figure.yaxis[0].axis_label == "memory (GB)"
         history = view.generation.history.picture
-        assert history.items["state"].label.value == "state (Linear attention)"
+        assert history.items["state"].label.value == "state (linear attention)"
         assert len(history.sources["state"].data["x"]) == 1
 
 
@@ -256,7 +256,7 @@ def test_the_bills_show_the_bytes_in_the_readers_units_and_numbers():
             cache_shown, state_shown = re.findall(r'class="amount">([^<]*)<', frame)
             assert cache_shown == f"{round((512 + t) * 256 / 1000)} kB" and state_shown == state, frame
             assert "256 B" in frame
-        # Llama-3-8B in bf16: 2·32·8·128·131,072·2 B of cache, 32·32·128·128·2 B of a state of its shape
+        # Llama-3.1-8B in bf16: 2·32·8·128·131,072·2 B of cache, 32·32·128·128·2 B of a state of its shape
         cache, fixed = 2 * 32 * 8 * 128 * 131_072 * 2, 32 * 32 * 128 * 128 * 2
         assert (cache, fixed) == (17_179_869_184, 33_554_432)
         amounts = re.findall(r'class="amount">([^<]*)<', calculator)
@@ -299,7 +299,53 @@ def test_the_work_bill_counts_multiply_adds_on_both_sides():
         text = CalculatorView(store=llama3, session=Session()).results.object
     assert text.count("multiply-adds") == 1 and "comparisons" not in text and "state updates" not in text
     assert format_power(softmax) in text and format_power(state) in text
-    assert "A fixed-state model of this shape keeps" in text                # not Llama-3-8B's own bill
+    assert "A fixed-state model of this shape keeps" in text                # not Llama-3.1-8B's own bill
+
+
+# the most tokens each softmax preset reads, from its config.json: max_position_embeddings (Llama-2: 4,096;
+# Llama-3.1: 131,072), and Mistral-7B v0.1's sliding_window (4,096: its cache keeps the last 4,096 tokens)
+CONTEXTS = {"llama2_7b": (4096, False), "llama3_8b": (131_072, False), "mistral_7b": (4096, True)}
+
+
+def test_the_calculator_marks_what_lies_past_a_models_context():
+    """The default preset is Llama-3.1-8B (131,072 tokens; Llama-3-8B reads 8,192); «Every model's bill» marks
+    each softmax row whose context is shorter than the length asked, and only those, and the bills say so for
+    the preset's own; a fixed state has no such limit here."""
+    from app.dashboards.two_bills.calculator_view import CalculatorView
+    from app.session import Session
+
+    assert CalculatorStore().preset == "llama3_8b" and PRESETS["llama3_8b"].name == "Llama-3.1-8B"
+    assert {key: (m.context, m.window) for key, m in PRESETS.items() if m.kind == "softmax"} == CONTEXTS
+    assert all(m.context is None for m in PRESETS.values() if m.kind == "state")
+    for n in (2048, 4096, 4097, 8192, 131_072, 131_073):
+        for key in ("llama3_8b", "llama2_7b"):
+            with language("en"):
+                view = CalculatorView(store=CalculatorStore(preset=key, context=n), session=Session())
+            rows = dict(re.findall(r'<tr(?: class="current")?><td><b>([^<]*)</b></td>(.*?)</tr>', view.table.object))
+            assert set(rows) == {m.name for m in PRESETS.values()}
+            for model in PRESETS.values():
+                past = model.context is not None and n > model.context
+                assert ('class="past"' in rows[model.name]) == past, (n, model.name)
+                if past:
+                    assert f"{model.context:,} tokens" in rows[model.name]
+            own = PRESETS[key]
+            assert ('class="limit"' in view.results.object) == (n > own.context), (n, key)
+    with language("en"):
+        window = CalculatorView(store=CalculatorStore(preset="mistral_7b", context=8192), session=Session())
+    assert "sliding window" in window.results.object and "keeps the last 4,096" in window.results.object
+    assert "past its window of 4,096 tokens" in window.table.object
+
+
+def test_a_softmax_model_of_mamba2s_shape_shares_its_keys():
+    """Mamba-2-2.7B's 80 heads share one B and one C (ngroups = 1): the softmax model of its shape caches one key
+    of 128 and 80 values of 64 per token and layer, 64 · (128 + 80 · 64) · 2 B = 671,744 B in bf16 (not the
+    1,966,080 B of 80 keys), and its cache outgrows its state where that count says."""
+    store = preset("mamba2_2_7b", dtype="bf16", context=1)
+    assert store.kv_cache_bytes() == 64 * (1 * 128 + 80 * 64) * 2 == 671_744
+    assert store.kv_cache_bytes(store.crossing() - 1) <= store.state_bytes() < store.kv_cache_bytes(store.crossing())
+    assert preset("retnet_6_7b", context=1).kv_cache_bytes() == 32 * 16 * (256 + 512) * 2      # a key per head
+    store.heads = 40                                                    # its own shape no more: one key per head
+    assert store.preset == CUSTOM and store.kv_cache_bytes() == 64 * store.kv_heads * (128 + 64) * 2
 
 
 def test_fixed_states_of_real_models():

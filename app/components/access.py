@@ -66,10 +66,11 @@ class PageFrame(jinja2.Template):
     everything else is Panel's own (Bokeh accepts only a jinja2 Template: this one is Panel's, copied)."""
 
     @classmethod
-    def of(cls, template, language):
+    def of(cls, template, language, parts=None):
+        """`parts`: {"header": HTML, "sidebar": HTML} put at the start of the header's items and of the sidebar."""
         frame = object.__new__(cls)
         frame.__dict__.update(template.__dict__)
-        frame.replacements = replacements(language)       # translated now: pages render outside the session
+        frame.replacements = replacements(language, parts or {})    # translated now: pages render outside the session
         return frame
 
     def render(self, *args, **kwargs):
@@ -79,7 +80,7 @@ class PageFrame(jinja2.Template):
         return page
 
 
-def replacements(language):
+def replacements(language, parts):
     skip = html.escape(_("Skip to the content"))
     toggle = html.escape(_("Show or hide the menu"), quote=True)
     close = html.escape(_("Close"), quote=True)
@@ -112,12 +113,13 @@ def replacements(language):
          '</header>\n\n  <div class="row overflow-hidden" id="content">'),
         ('id="sidebar">', f'id="sidebar" role="region" aria-label="{menu}">'),
         # Panel's sidebar is a list whose items are not list items: a plain box
-        ('<ul class="nav flex-column">', '<div class="nav flex-column">'),
+        ('<ul class="nav flex-column">', '<div class="nav flex-column">' + parts.get("sidebar", "")),
+        ('<div id="header-items">', '<div id="header-items">' + parts.get("header", "")),
         ("</ul>", "</div>"),
         ('<div class="col mh-100 float-left" id="main">',
          page_script("drawer", {"narrow": NARROW - 0.02, "words": words})
          + page_script("numbers", picture_words) + page_script("titles") + page_script("access", access_words)
-         + busy_script()
+         + page_script("frame") + busy_script()
          + '\n<div class="col mh-100 float-left" id="main" tabindex="-1" role="main">'),
     ]
 

@@ -29,13 +29,13 @@ def mechanism_knobs(store):
     # the value beside the name in the page's number format (0,95 in Italian)
     # throttled: the store takes the value a released slider (or a key press) sends, one run per move; a
     # drag only moves the slider's own label on the way
-    alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, name=_("Forget α (1 keeps everything)"), step=0.01,
+    alpha = pn.widgets.FloatSlider.from_param(store.param.alpha, label=_("Forget α (1 keeps everything)"), step=0.01,
                                               format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width",
                                               throttled=True)
-    beta = pn.widgets.FloatSlider.from_param(store.param.beta, name=_("Correct β (1 replaces fully)"), step=0.05,
+    beta = pn.widgets.FloatSlider.from_param(store.param.beta, label=_("Correct β (1 replaces fully)"), step=0.05,
                                              format=number_format(decimals=2, fixed=True), sizing_mode="stretch_width",
                                              throttled=True)
-    seed = pn.widgets.IntInput.from_param(store.param.seed, name=_("Random vectors (seed)"),
+    seed = pn.widgets.IntInput.from_param(store.param.seed, label=_("Random vectors (seed)"),
                                           sizing_mode="stretch_width")
     for slider in (alpha, beta):
         # Panel holds a slider's change for 50 ms in case more follow; a key press sends one, and the
@@ -48,7 +48,7 @@ def example_input(store, name):
     """An IntInput of `store.example` as a student counts it, from 1: it shows example + 1 and writes back
     value - 1. The store (and so the URL, and the links already shared) keeps counting from 0."""
     first, last = store.param.example.bounds
-    example = pn.widgets.IntInput(name=name, value=store.example + 1, start=first + 1, end=last + 1,
+    example = pn.widgets.IntInput(label=name, value=store.example + 1, start=first + 1, end=last + 1,
                                   sizing_mode="stretch_width")
     example.param.watch(lambda event: event.new is not None and setattr(store, "example", event.new - 1), "value")
     store.param.watch(lambda _event: setattr(example, "value", store.example + 1), "example")

@@ -51,7 +51,7 @@ DASHBOARDS = (
                  "every word. Watch it fill up, step by step, on a sequence you choose or type."),
               build=_page("state_fills_up")),
     Dashboard("transition", N_("The transition knob"),
-              N_("Every model of the family rewrites its summary in the same way and differs only in "
+              N_("Every model of the family rewrites its summary in the same way and differs mostly in "
                  "how it keeps the past (the transition). Turn the forget and correct knobs to morph one model "
                  "into another."),
               build=_page("transition")),

@@ -40,5 +40,8 @@ def open_page(url, slug=None):
         page = PAGES[slug].open(session, args)
         player, more = read_query(Player, Player.URL, args)
         session.add_notices("url", more)
-    page.frame, page.speed = player.get("value"), player.get("speed")
+        page.frame, page.speed = player.get("value"), player.get("speed")
+        if page.frame is not None and page.frame >= page.length():       # a step past the run: the last one
+            session.add_notices("url", [_("The link asked for step {t}, but this run has {n} steps: the last one "
+                                          "is shown.").format(t=page.frame + 1, n=page.length())])
     return page, [message for _source, message in session.notices]

@@ -60,8 +60,8 @@ class FrameProbe(JSComponent):
 class ExportDownload(pn.widgets.FileDownload):
     """A FileDownload whose callback may answer None: nothing is sent (a refusal was shown instead).
 
-    Panel 1.9's FileDownload turns `button_type` into its `color` alias and then drops `color` on the
-    way to the browser (it stays grey): here `color` goes to the model's `button_type`."""
+    Panel 1.9's FileDownload drops `color` on the way to the browser (the button stays grey): here `color`
+    goes to the model's `button_type`."""
 
     _rename = {**pn.widgets.FileDownload._rename, "color": "button_type"}
 
@@ -113,11 +113,11 @@ class ExportSection(pn.viewable.Viewer):
     def _fill(self):
         self.page = PAGES[self.view.slug](self.view.session)
         self.page.frame, self.page.speed = self._asked
-        self.what = pn.widgets.Select(name=_("What"), options=choices(self.page), sizing_mode="stretch_width")
+        self.what = pn.widgets.Select(label=_("What"), options=choices(self.page), sizing_mode="stretch_width")
         sizes = {f"{w} × {h}": key for key, (w, h) in SIZES.items()}
-        self.size = pn.widgets.Select(name=_("Size (pixels)"), options=sizes, sizing_mode="stretch_width")
+        self.size = pn.widgets.Select(label=_("Size (pixels)"), options=sizes, sizing_mode="stretch_width")
         self.probe = FrameProbe(height=0, width=0, margin=0)
-        self.button = ExportDownload(callback=self._make, label=_("Download"), button_type="primary",
+        self.button = ExportDownload(callback=self._make, label=_("Download"), color="primary",
                                      filename="lineare.gif", sizing_mode="stretch_width",
                                      css_classes=["lineare-export"])
         self.progress = pn.indicators.Progress(value=0, max=100, visible=False, sizing_mode="stretch_width",

@@ -14,6 +14,7 @@ in `app/i18n/catalogs.py`.
 """
 import contextvars
 import gettext
+import numbers
 import os
 import re
 import tempfile
@@ -48,6 +49,8 @@ def _(message):
 
 def ngettext(singular, plural, n):
     """The message for `n` things in the current session's language (the catalog's Plural-Forms choose)."""
+    if isinstance(n, numbers.Integral):
+        n = int(n)              # a NumPy integer: gettext's plural rule wants a Python int (else it warns)
     text = translations(current_language()).ngettext(singular, plural, n)
     return _Italian(text) if current_language() == "it" else text
 

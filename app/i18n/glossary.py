@@ -1,6 +1,7 @@
-"""The Italian glossary: one term per concept, and the variants that must not appear in the Italian catalog
-(tests/test_every_sentence.py reads every msgstr with these). English terms stay only in parentheses, at
-their first use in a text, next to the Italian word: "domanda (query)".
+"""The Italian glossary: one term per concept, and the variants that must not appear in Italian: the catalog and
+the notebooks' **IT** paragraphs (tests/test_every_sentence.py reads every msgstr and every notebook with these,
+case-insensitive, partial forms included). English terms stay only in parentheses, at their first use in a text,
+next to the Italian word: "domanda (query)".
 
     from app.i18n.glossary import TERMS, forbidden_in
     forbidden_in("il gate dell'oblio")    # → [("forget gate", "gate dell'oblio")]
@@ -10,8 +11,12 @@ import re
 # concept (English) → (the Italian term, [regular expressions of the variants it replaces])
 TERMS = {
     "forget gate": ("gate di oblio", [r"gate dell'oblio", r"gate d'oblio", r"(?<!\()\bforget gate"]),
-    "gated delta rule": ("regola delta con gate", [r"regola delta con oblio", r"\bdelta rule con\b",
-                                                   r"(?<!\()\bgated delta rule"]),
+    # partial forms too: "la regola con oblio" (the gated rule) is the same concept, named the wrong way
+    "gated delta rule": ("regola delta con gate", [r"\bregola (?:delta )?con (?:l')?oblio", r"\bdelta rule con\b",
+                                                   r"\bregola delta gated\b", r"(?<!\()\bgated delta rule"]),
+    "delta rule": ("regola delta", [r"(?<![(\w])delta rule\b(?! con\b)"]),
+    "group norm": ("normalizzazione di gruppo", [r"(?<!\()\bgroup norm\b"]),
+    "token shift": ("spostamento dei token", [r"(?<!\()\btoken shift\b"]),
     "feature map": ("mappa di caratteristiche", [r"mappa delle feature", r"mappa di feature",
                                                  r"(?<!\()\bfeature map"]),
     "one-hot values": ("valori one-hot", [r"valori indicatori", r"valore indicatore"]),

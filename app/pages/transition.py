@@ -1,4 +1,4 @@
 """The page /transition, for `panel serve app/pages/*.py --index home` (see app/serve.py)."""
-from app.shell import page
+from app.shell import serve
 
-page("transition")().servable()
+serve("transition")

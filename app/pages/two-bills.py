@@ -1,4 +1,4 @@
 """The page /two-bills, for `panel serve app/pages/*.py --index home` (see app/serve.py)."""
-from app.shell import page
+from app.shell import serve
 
-page("two-bills")().servable()
+serve("two-bills")

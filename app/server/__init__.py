@@ -1,4 +1,5 @@
-"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring states what it keeps):
+"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring says what it
+keeps):
 
 - `patches`: the list of every replacement of a Panel, Bokeh, param or Tornado internal made here (`python -m app
   --patches`), installed only on a tested set of versions and only where each target is what it expects;

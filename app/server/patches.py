@@ -15,7 +15,6 @@ Invariants:
 - before a patch is installed every target is looked up and checked (present, of the expected kind, and for a
   patch that repeats a library function's body, that body's source hash): a target that is not what the patch
   was written against leaves the patch out, with one log line; nothing is replaced half-way;
-- a patch that another needs (`needs`) is installed first, and a patch whose need was left out is left out too;
 - `installed()` puts back every replaced attribute afterwards: tests choose patched or unpatched explicitly
   (never a side effect of which test ran before).
 """
@@ -29,8 +28,9 @@ from importlib.metadata import PackageNotFoundError, version
 
 log = logging.getLogger("lineare.patches")
 
-# the (Panel, Bokeh, param) sets the whole test suite passed on, patched and with --no-patches
-TESTED = {("1.9.4", "3.9.2", "2.4.2")}
+# the (Panel, Bokeh, param) sets the patches' tests passed on (tests/test_building.py, every page's document the
+# same with and without them); the whole suite runs on the first (the lock file's)
+TESTED = {("1.9.4", "3.9.2", "2.4.2"), ("1.9.4", "3.8.2", "2.4.2"), ("1.9.0", "3.8.0", "2.4.2")}
 LIBRARIES = ("panel", "bokeh", "param")
 FUNCTION, COROUTINE, LIST, CLASS, ANY = "function", "coroutine function", "list", "class", "present"
 MISSING = object()
@@ -46,7 +46,6 @@ class Patch:
     test: str                     # the test that checks it
     bokeh_3_10: str               # "survives?" (nothing known against it), "cannot survive: why", "unneeded: why"
     sources: tuple = ()           # ((dotted path of a function whose body it repeats, sha256[:16] of its source), …)
-    needs: tuple = ()             # patches installed before it
     replaces: tuple = ()          # the targets it sets (default: every target); put back by uninstall()
 
     @property
@@ -63,17 +62,6 @@ class Patch:
 BUILDING, SPEED, SECURITY, SOCKET = "building", "speedups", "security", "websocket"
 WS = "bokeh.server.views.ws.WSHandler"
 PATCHES = (
-    Patch("walks-put-off", SPEED, "freeze_model_walks",
-          "a build's and a knob's walks of the document's models made once, at the end",
-          (("panel.io.application.Application.initialize_document", FUNCTION),
-           ("panel.reactive.Syncable._change_event", FUNCTION), ("panel.reactive.Syncable._process_bokeh_event",
-                                                                 FUNCTION),
-           ("bokeh.document.models.DocumentModelManager._pop_freeze", FUNCTION),
-           ("bokeh.document.models.DocumentModelManager.invalidate", FUNCTION)),
-          "tests/test_building.py::test_a_build_walks_the_document_once_and_finds_every_model",
-          "survives? (private _pop_freeze and _freeze_count)",
-          replaces=("panel.io.application.Application.initialize_document", "panel.reactive.Syncable._change_event",
-                    "panel.reactive.Syncable._process_bokeh_event")),
     Patch("stable-defaults-once", SPEED, "cache_stable_defaults",
           "Bokeh's unchanging property defaults made once per class and property",
           (("bokeh.core.property.descriptors.PropertyDescriptor._get_default", FUNCTION),
@@ -93,7 +81,8 @@ PATCHES = (
     Patch("parameters-copied-directly", SPEED, "copy_parameters_faster",
           "param's per-object copy of a Parameter made slot by slot",
           (("param.parameterized._instantiate_param_obj", FUNCTION),
-           ("param.parameterized.Parameter._all_slots_", ANY)),
+           ("param.parameterized.Parameter._all_slots_", ANY), ("param.parameterized.Parameter.__copy__", FUNCTION),
+           ("param._utils.MUTABLE_TYPES", ANY)),
           "tests/test_building.py::test_parameters_copied_faster_are_params_own_copies",
           "survives? (param, not Bokeh)",
           replaces=("param.parameterized._instantiate_param_obj",)),
@@ -118,13 +107,6 @@ PATCHES = (
           "tests/test_building.py::test_synced_parameters_listed_once_give_panels_own_parameters",
           "survives? (Panel, guarded by its source)",
           sources=(("panel.reactive.Syncable._init_params", "3c20aeeded14dbf2"),)),
-    Patch("json-without-kept-defaults", SPEED, "serialize_set_values_only",
-          "a document's JSON drops the kept defaults unread",
-          (("bokeh.core.has_props.HasProps.query_properties_with_values", FUNCTION),),
-          "tests/test_building.py::test_set_values_serialized_as_bokeh_serializes_them",
-          "survives? (guarded by its source)",
-          sources=(("bokeh.core.has_props.HasProps.query_properties_with_values", "e864a09d384658f4"),),
-          needs=("stable-defaults-once",)),
     Patch("kept-pages-written-once", SPEED, "write_kept_pages_once",
           "a kept session's HTML written once, each GET's token put in",
           (("panel.io.server.server_html_page_for_session", FUNCTION), ("panel.io.state.state._sessions", ANY)),
@@ -288,8 +270,7 @@ def install(names=None, skip=()):
     for patch in wanted:
         if patch.name in done:
             continue
-        trouble = problem(patch) or next((f"it needs {need}, left out" for need in patch.needs if need not in done),
-                                         None)
+        trouble = problem(patch)
         if trouble:
             log.warning("Lineare: patch %s left out: %s", patch.name, trouble)
             continue

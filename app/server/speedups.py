@@ -13,65 +13,12 @@ Invariants every patch here keeps:
 - nothing here keeps per-visitor state: what is kept is per model class, per property or per kept session, and
   bounded (MAX_CHECKED_TUPLES).
 """
-import contextlib
 import copy
 import secrets
 import weakref
 
 IMMUTABLE = (type(None), bool, int, float, str)       # defaults that may be shared by every model of a class
 MAX_CHECKED_TUPLES = 10_000                            # tuples kept checked (check_tuples_once)
-
-
-@contextlib.contextmanager
-def walks_put_off(doc):
-    """The walks Bokeh would make in the body (its `invalidate()`, the end of its own `freeze()`
-    blocks), made once at the end, and only if one was asked for: a knob that changes numbers only
-    needs none. Bokeh's own `doc.models.freeze()` walks at its end in any case."""
-    models = doc.models
-    if "invalidate" in vars(models):                 # already inside one: the outer one walks
-        yield
-        return
-    asked = []
-
-    def pop_freeze():
-        models._freeze_count -= 1
-        asked.append(True)
-
-    models.invalidate, models._pop_freeze = (lambda: asked.append(True)), pop_freeze
-    try:
-        yield
-    finally:
-        del models.invalidate, models._pop_freeze
-        if asked and models._freeze_count == 0:
-            models.recompute()
-
-
-def freeze_model_walks():
-    """Patch Panel's Application and Syncable so that a page build and a knob's callbacks walk the
-    document's models once, at the end."""
-    from panel.io.application import Application
-    from panel.reactive import Syncable
-
-    if getattr(Application.initialize_document, "walks_put_off", False):
-        return
-    initialize, change, bokeh_event = (Application.initialize_document, Syncable._change_event,
-                                       Syncable._process_bokeh_event)
-
-    def initialize_document(self, doc):
-        with walks_put_off(doc):
-            initialize(self, doc)
-
-    def _change_event(self, doc):
-        with walks_put_off(doc):
-            change(self, doc)
-
-    def _process_bokeh_event(self, doc, event):
-        with walks_put_off(doc):
-            bokeh_event(self, doc, event)
-
-    initialize_document.walks_put_off = True
-    Application.initialize_document = initialize_document
-    Syncable._change_event, Syncable._process_bokeh_event = _change_event, _process_bokeh_event
 
 
 def cache_stable_defaults():
@@ -115,7 +62,7 @@ def cache_stable_defaults():
             empty[key] = type(value)
         return value
 
-    _get_default.lineare, _get_default.stable = True, stable
+    _get_default.lineare = True
     PropertyDescriptor._get_default, PropertyDescriptor.has_unstable_default = _get_default, has_unstable_default
 
 
@@ -328,57 +275,6 @@ def synced_params_once():
 
     _init_params.lineare, _init_params.panels_own = True, init_params
     Syncable._init_params = _init_params
-
-
-def serialize_set_values_only():
-    """Patch Bokeh's HasProps.query_properties_with_values, which a document's JSON asks of every model for the
-    values set on it (include_defaults=False): Bokeh read every property's value, defaults too, and then dropped
-    the defaults. A default that cache_stable_defaults() keeps (a number, a string, None: never unset, read
-    without side effects) is dropped unread; every other property as Bokeh does. Needs cache_stable_defaults()."""
-    from bokeh.core.has_props import HasProps
-    from bokeh.core.property.descriptors import PropertyDescriptor, UnsetValueError
-    from bokeh.core.property.singletons import Undefined
-    from bokeh.core.property.wrappers import PropertyValueContainer
-
-    query_properties = HasProps.query_properties_with_values
-    stable = getattr(PropertyDescriptor._get_default, "stable", None)
-    if getattr(query_properties, "lineare", False):
-        return
-    if stable is None:
-        return False                               # cache_stable_defaults() is not installed
-
-    def query_properties_with_values(self, query, *, include_defaults=True, include_undefined=False):
-        if include_defaults:
-            return query_properties(self, query, include_defaults=True, include_undefined=include_undefined)
-        # Bokeh's loop, less the reading of the kept defaults it drops
-        selected = set(self._property_values) | set(self._unstable_default_values)
-        themed = self.themed_values()
-        themed_keys = set(themed) if themed is not None else set()
-        selected |= themed_keys
-        kind, result = type(self), {}
-        for key in self.properties(_with_props=True):
-            if key not in selected and (kind, key) in stable:
-                continue
-            descriptor = self.lookup(key)
-            if not query(descriptor):
-                continue
-            try:
-                value = descriptor.get_value(self)
-            except UnsetValueError:
-                if not include_undefined:
-                    raise
-                value = Undefined
-            else:
-                if key not in selected:
-                    continue
-                if key not in themed_keys and isinstance(value, PropertyValueContainer) and \
-                        key in self._unstable_default_values:
-                    continue
-            result[key] = value
-        return result
-
-    query_properties_with_values.lineare, query_properties_with_values.bokehs_own = True, query_properties
-    HasProps.query_properties_with_values = query_properties_with_values
 
 
 def write_kept_pages_once():

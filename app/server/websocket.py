@@ -6,7 +6,8 @@ document). A browser of ours only ever sends:
 - a widget's value (`value`, `value_throttled`, `value_input`, `active`, `clicks`), checked here against
   the widget's own bounds, options or labels before Panel sees it;
 - what our own browser components write (`BROWSER_WRITES` of a JSComponent: the frame the download
-  section reads, the page's sign of life);
+  section reads, the page's sign of life), each value of the shape the component's `browser_accepts` asks for
+  where it declares one (a live class's phone and projector);
 - the label Panel's DiscreteSlider writes above its slider (a Div's text);
 - the browser's own state: the page's URL (Location), the browser's settings (BrowserInfo), a plot's
   measured size, ranges and selection (pan, zoom, hover), a card folded or a tab chosen;
@@ -75,8 +76,8 @@ def _names(model):
     return {cls.__name__ for cls in type(model).__mro__}
 
 
-def _browser_writes(model):
-    """The attributes a JSComponent's browser code writes, if `model` is such a component's data model."""
+def _component(model):
+    """The JSComponent class whose data model `model` is, or None."""
     from panel.custom import ReactiveESM
 
     stack = list(ReactiveESM.__subclasses__())
@@ -84,8 +85,20 @@ def _browser_writes(model):
         component = stack.pop()
         stack.extend(component.__subclasses__())
         if getattr(component, "_data_model", None) is type(model):
-            return frozenset(getattr(component, "BROWSER_WRITES", ()))
-    return frozenset()
+            return component
+    return None
+
+
+def _browser_writes(model):
+    """The attributes a JSComponent's browser code writes, if `model` is such a component's data model."""
+    return frozenset(getattr(_component(model), "BROWSER_WRITES", ()))
+
+
+def browser_value_ok(model, attr, new):
+    """A component that declares `browser_accepts(attr, value)` (the shape of what its browser code writes, e.g.
+    a live class's phone) has each value checked by it here, before Panel applies anything."""
+    accepts = getattr(_component(model), "browser_accepts", None) if "DataModel" in _names(model) else None
+    return accepts is None or bool(accepts(attr, new))
 
 
 def _plain(value, depth=0):
@@ -184,7 +197,7 @@ def check_event(event, document):
     if not allowed_change(model, attr, document):
         raise Refused(f"{type(model).__name__}.{short(attr, 40)}")
     new = event.get("new")
-    if not _plain(new) or not within_bounds(model, attr, new):
+    if not _plain(new) or not within_bounds(model, attr, new) or not browser_value_ok(model, attr, new):
         raise Refused(f"{type(model).__name__}.{short(attr, 40)} = {short(new, 40)}")
 
 

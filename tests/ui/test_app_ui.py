@@ -6,6 +6,7 @@ from urllib.parse import quote
 from babel.messages import pofile
 
 from app import i18n
+from app.dashboards import DASHBOARDS
 
 STATE = "/state"
 
@@ -50,8 +51,7 @@ def test_pages_load_offline_without_errors(open_page):
         assert visit.errors == [], (path, visit.errors)
         assert visit.remote == [], (path, visit.remote)
         if path == "/":                                    # every dashboard is described and linked
-            for slug in ("two-bills", "state", "transition", "memory-fails", "parallel-recurrent",
-                         "architectures"):
+            for slug in (dashboard.slug for dashboard in DASHBOARDS):
                 assert page.locator(f'a[href^="./{slug}?"]').count() >= 1
 
 

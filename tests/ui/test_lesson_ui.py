@@ -31,16 +31,18 @@ def test_walk_the_state_lesson_by_mouse_and_keyboard(open_page):
     page.wait_for_url("**card=2**", timeout=30_000)
     page.locator("section.card").wait_for(timeout=60_000)
     assert "card 2 of 4" in page.locator("section.card .head").inner_text()
-    page.get_by_role("button", name="21").focus()
-    page.keyboard.press("Tab")                                   # from «21» to «99», what the strip will show
+    page.get_by_role("button", name="99", exact=True).focus()
+    page.keyboard.press("Tab")                                   # from «99» to the tie, what the strip will show
     page.keyboard.press("Enter")
-    assert page.get_by_role("button", name="99", exact=True).get_attribute("aria-pressed") == "true"
+    mix = page.get_by_role("button", name="a mix of both, counted as wrong")
+    assert mix.get_attribute("aria-pressed") == "true"
     for _step in range(4):
         page.keyboard.press("ArrowRight")
     assert page.locator("section.card .observe").is_hidden()     # «Anna?» is step 6: not yet
     page.keyboard.press("ArrowRight")
     page.locator("section.card .observe").wait_for(state="visible", timeout=10_000)
     assert verdict(page) == "right" and "21 and 99" in page.locator("section.card .observe").inner_text()
+    assert "tie: 21 / 99 ✗" in page.locator(".strip").first.inner_text()      # the strip marks the tie in words
     # the player writes the address bar after the frame's paint (app/components/player.py), not with it
     page.wait_for_url(re.compile(r"[?&]t=5(&|$)"), timeout=5_000)
 

@@ -145,7 +145,7 @@ def test_malformed_url_values_give_notices_and_defaults(open_page):
     assert "“variant”" in texts and "“context”" in texts and "token 1000" in texts and "<b>x" in texts
     wait_for_token(page, 16, 16)                              # t on the last token
     assert page.locator("select").first.input_value() == "Linear attention"
-    assert calculator_model(page).input_value() == "Llama-3-8B"
+    assert calculator_model(page).input_value() == "Llama-3.1-8B"
     page.wait_for_function("() => window.location.search.includes('variant=linear')")
     assert page.locator("b:text-is('x')").count() == 0
     assert visit.errors == [] and visit.dialogs == []

@@ -1,6 +1,6 @@
 """The architectures page's numbers, read off the engine, and its store (no Panel, no Bokeh).
 
-What tells the models apart is their transition A_t (S_t = S_{t-1} A_t + W_t). Two readings of it:
+What tells the models apart most is their transition A_t (S_t = S_{t-1} A_t + W_t). Two readings of it:
 
 - **forgetting**: how much of a pair written at token 0 is left after n more tokens. The pair's part of
   the state is v₀ k₀ᵀ A_1 ⋯ A_n (the recurrence is linear in S), so read with its own key it gives

@@ -16,7 +16,7 @@ from app.dashboards.architectures.pictures import EigenPicture, ForgettingPictur
 from app.dashboards.base import DashboardView, heading, title
 from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
-from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label
+from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label, running_name
 
 CARDS_HEIGHT = {372: 5215, 750: 5180, 996: 3080}   # the cards' height by column width (English and Italian
 # between them), held by their marker until they are made (app/components/later.py)
@@ -76,6 +76,8 @@ def _card_html(variant, superiore, _language):
     gate, _alpha, beta, exact = knob_setting(variant)
     words = dict(gate=_(GATE_NAMES[gate]), beta=format_number(round(beta, 2)))
     knob = _(ON_KNOB if exact else record.off_knob).format(**words)
+    if exact and record.knob_note:
+        knob += " " + _(record.knob_note)
     kind = "knob" if exact else "knob near"
     return f'<div>{head}</div><dl>{rows}</dl>{special}<p class="{kind}">{html.escape(knob)}</p>'
 
@@ -121,12 +123,12 @@ class ArchitecturesView(DashboardView):
         self.rule = Explanation(session)
         self.point = Explanation(
             session,
-            elementare=_("**What tells the models apart is how they forget.** «What is left of a pair»: how much "
+            elementare=_("**What tells the models apart most is how they forget.** «What is left of a pair»: how much "
                          "of a pair stored at one word is still there later. Linear attention keeps all of it; "
                          "every other model loses it at its own pace. «What each direction keeps per token»: the "
                          "numbers each model multiplies its summary by at every word, one for each direction a label "
                          "can point in: 1 keeps, between 0 and 1 fades, 0 erases, below 0 flips the sign."),
-            superiore=_(r"**What tells the models apart is the transition.** «What is left of a pair»: the share "
+            superiore=_(r"**What tells the models apart most is the transition.** «What is left of a pair»: the share "
                         r"$k_0^\top A_1 \cdots A_n k_0$ of a pair written at token 0 that is left $n$ tokens "
                         r"later. «Eigenvalues of the transition»: the eigenvalues of $A_t$ in "
                         r"$S_t = S_{t-1} A_t + W_t$: 1 keeps a direction, $0 < \lambda < 1$ fades it, 0 erases it, "
@@ -206,7 +208,7 @@ class ArchitecturesView(DashboardView):
 
     def _draw(self, *_events):
         arch = self.store.arch
-        name = html.escape(label(arch))
+        name = html.escape(running_name(arch))
         with pn.io.hold():
             text = html.escape(_("The skeleton, filled in for {model}")).format(model=f"<b>{name}</b>")
             self.lamp.object = f'<div class="lamp" role="status">{text}</div>'

@@ -186,10 +186,11 @@ class MapSection(pn.viewable.Viewer):
                          "see where the blue ends."),
             superiore=_("Accuracy with dense unit values decoded by largest cosine («Answers right» above), for $d_k "
                         "\\in \\{8, 16, 32, 64\\}$ and every other $N$ of the page's grid, mean of two draws of the "
-                        "keys; columns at $N / d_k$, so the bound leaves zero on one line, $N = d_k$ (dashed). "
-                        "$\\beta$ is the delta rules' step, $S \\leftarrow S (I - \\beta k k^\\top) + \\beta v "
-                        "k^\\top$; $\\alpha$ the gated rule's decay per write. The curves above keep $\\beta = 1$ and "
-                        "$\\alpha = 0.99$: at those values row $d_k$ of the map lies on the curve of «Answers right»."))
+                        "keys; columns at $N / d_k$, so on every row the bound is 0 up to one line, $N = d_k$ "
+                        "(dashed). $\\beta$ is the delta rules' step, $S \\leftarrow S (I - \\beta k k^\\top) + "
+                        "\\beta v k^\\top$; $\\alpha$ the gated delta rule's decay per write. The curves above keep "
+                        "$\\beta = 1$ and $\\alpha = 0.99$: at those values row $d_k$ of the map lies on the curve "
+                        "of «Answers right»."))
         # sliders hand their value over on release: every value costs about fifty runs of the experiment
         self.alpha = pn.widgets.FloatSlider(label=_("Forget α (gated delta rule: share kept per pair)"), start=0.5,
                                             end=1.0, step=0.01, value=store.alpha, width=420,

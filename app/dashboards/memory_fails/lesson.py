@@ -1,4 +1,4 @@
-"""The lesson of "Where memory fails": the bound leaves zero at d_k pairs, random labels leak long before,
+"""The lesson of "Where memory fails": the bound is zero up to d_k pairs, random labels leak long before,
 perpendicular ones do not, and a changed number muddles the sum rule but not the delta rule. Answers
 are read off the page's store (model.MemoryStore: its capacity curve and its query-by-query run)."""
 import numpy as np

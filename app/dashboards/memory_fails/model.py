@@ -1,6 +1,7 @@
 """Where memory fails, the model: the capacity experiment, the trained models' answers, the store.
 
-The experiment (`recall`, `curve`): N pairs (and R rewrites) written into one head through
+The experiment (`recall`, `curve`): N pairs (and R rewrites, each to a different name: the curve starts at
+N = R) written into one head through
 `engine.capacity.write_and_read`, every key read back. The state is linear in the values,
 S = Σ_i v_i w_iᵀ (w_i = k_i for the sum rule, k_i with the later transitions applied for the delta
 rules), so the read-out of q is Σ_i (w_i·q) v_i: the weights w_i·q are exactly the read-out when the
@@ -19,7 +20,7 @@ from app.dashboards.memory_fails.forensics import take_apart
 from app.i18n import N_
 from app.work import Shared, Worker, current_document, on_next_tick
 from engine import tasks
-from engine.capacity import bound, measure, wins, write_and_read
+from engine.capacity import bound, measure, rounding_tie, wins, write_and_read
 from engine.ops import VARIANTS
 
 RULES = ("sum", "delta", "gated-delta")
@@ -48,10 +49,19 @@ def max_pairs(d_k, keys):
     return d_k if keys == "orthogonal" else MAX_PAIRS * d_k
 
 
-def curve_pairs(d_k, keys):
-    """The numbers of pairs N on the curve: about 24, from 1 to max_pairs, d_k always among them."""
+def curve_pairs(d_k, keys, rewrites=0):
+    """The numbers of pairs N on the curve: about 24, from R (the names that change number, at least 1) to
+    max_pairs, d_k always among them when R ≤ d_k. Each change goes to a different name, so a point has as
+    many names as changes at least: with fewer names the changes would pile onto the same few, and the
+    curve would describe a different experiment at every N."""
     top = max_pairs(d_k, keys)
-    return sorted({int(round(n)) for n in np.linspace(1, top, 24)} | {d_k})
+    start = min(max(1, rewrites), top)
+    return sorted({int(round(n)) for n in np.linspace(start, top, 24)} | ({d_k} if d_k >= start else set()))
+
+
+def changes(pairs, rewrites):
+    """The rewrites of a run of N pairs: at most one per name (R ≤ N)."""
+    return min(rewrites, pairs)
 
 
 # ------------------------------------------------------------------------------ the experiment
@@ -88,8 +98,8 @@ def dense_values(count, dim, seed):
 
 @shared_cache(maxsize=64)
 def recall(rule, d_k, keys, pairs, rewrites, seed):
-    """One run of the experiment (deterministic, so kept for the process)."""
-    data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed)
+    """One run of the experiment (deterministic, so kept for the process); each change to a different name."""
+    data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=changes(pairs, rewrites), seed=seed)
     weights, _state = write_and_read(rule, data.keys, data.values, data.queries)     # [N, W]
     values = dense_values(len(data.keys), d_k, seed)
     readouts, _state = write_and_read(rule, data.keys, values, data.queries)        # [N, d_v]
@@ -105,7 +115,7 @@ def curve(rule, d_k, keys, rewrites, seed):
     """The capacity curve as arrays: pairs, error (plain read-out), best (least-squares read-out),
     bound (closed form), accuracy (dense values, nearest stored value), each averaged over TRIALS."""
     rows = []
-    for N in curve_pairs(d_k, keys):
+    for N in curve_pairs(d_k, keys, rewrites):
         sums = np.zeros(3)
         for trial in range(TRIALS):
             run = recall(rule, d_k, keys, N, rewrites, seed + trial)
@@ -126,10 +136,10 @@ def map_gates(rule, alpha, beta):
     return (alpha if rule == "gated-delta" else None), (None if rule == "sum" else beta)
 
 
-def map_pairs(d_k, keys):
-    """The map's columns for one d_k: every other N of the curve, with d_k and the last one."""
-    pairs = curve_pairs(d_k, keys)
-    return sorted(set(pairs[::2]) | {d_k, pairs[-1]})
+def map_pairs(d_k, keys, rewrites=0):
+    """The map's columns for one d_k: every other N of the curve, with d_k (when on it) and the last one."""
+    pairs = curve_pairs(d_k, keys, rewrites)
+    return sorted(set(pairs[::2]) | ({d_k} & set(pairs)) | {pairs[-1]})
 
 
 def dense_accuracy(rule, d_k, keys, pairs, rewrites, seed, alpha, beta):
@@ -137,7 +147,8 @@ def dense_accuracy(rule, d_k, keys, pairs, rewrites, seed, alpha, beta):
     `recall`, for any α and β (None: the rule's own), averaged over TRIALS draws like the curve."""
     right = 0.0
     for trial in range(TRIALS):
-        data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=rewrites, seed=seed + trial)
+        data = tasks.capacity_data(num_pairs=pairs, d_k=d_k, keys=keys, repeat=changes(pairs, rewrites),
+                                   seed=seed + trial)
         values = dense_values(len(data.keys), d_k, seed + trial)                    # [W, d_v]
         readouts, _state = write_and_read(rule, data.keys, values, data.queries, alpha=alpha, beta=beta)
         cosines = torch.nn.functional.normalize(readouts, dim=1) @ values.T         # [N, W]
@@ -148,7 +159,7 @@ def dense_accuracy(rule, d_k, keys, pairs, rewrites, seed, alpha, beta):
 def map_row(rule, d_k, keys, rewrites, seed, alpha, beta):
     """One row of the map: (pairs, accuracy) at d_k, with the rule's gates from the sliders."""
     alpha, beta = map_gates(rule, alpha, beta)
-    pairs = np.array(map_pairs(d_k, keys))
+    pairs = np.array(map_pairs(d_k, keys, rewrites))
     return pairs, np.array([dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta) for N in pairs])
 
 
@@ -173,6 +184,19 @@ def decomposition(run, query):
     """The read-out of query `query` as Σ_i weight_i · value_i; returns (weights [W], contributions [W, d_v])."""
     weights = run.weights[query]
     return weights, weights[:, None] * run.values
+
+
+def tied_with(run, query):
+    """The other write whose value the query's read-out is as close to as to its target, up to rounding
+    (engine.capacity.rounding_tie: the tie `right` counts as a miss), or None."""
+    cosines = run.values @ run.readouts[query] / max(float(np.linalg.norm(run.readouts[query])), 1e-300)   # [W]
+    target = int(run.targets[query])
+    others = np.delete(np.arange(len(cosines)), target)
+    if not len(others):
+        return None
+    rival = int(others[np.argmax(cosines[others])])
+    return rival if bool(rounding_tie(max(cosines[target], cosines[rival]), min(cosines[target], cosines[rival]),
+                                      run.readouts.dtype)) else None
 
 
 def intruders(run, query, count=3):
@@ -332,7 +356,8 @@ class MemoryStore(param.Parameterized):
     rule = param.Selector(default="sum", objects=list(RULES))
     d_k = param.Selector(default=16, objects=list(D_KS), doc="key dimension")
     keys = param.Selector(default="random", objects=list(tasks.KEY_KINDS), doc="key geometry")
-    rewrites = param.Integer(default=0, bounds=(0, MAX_REWRITES), doc="pairs written again with a new value")
+    rewrites = param.Integer(default=0, bounds=(0, MAX_REWRITES),
+                             doc="names written again with a new value, each a different one (at most d_k)")
     pairs = param.Integer(default=24, bounds=(1, MAX_PAIRS * max(D_KS)), doc="N of the query-by-query view")
     query = param.Integer(default=1, bounds=(1, MAX_PAIRS * max(D_KS)), doc="the query decomposed (1-based)")
     seed = param.Integer(default=0, bounds=(0, 9999), doc="seed of the keys and values")
@@ -358,7 +383,7 @@ class MemoryStore(param.Parameterized):
     URL = {"rule": "rule", "d_k": "dk", "keys": "keys", "rewrites": "rewrites", "pairs": "pairs",
            "query": "query", "seed": "seed", "task": "task", "example": "example", "probe": "probe",
            "probe_query": "probe_query", "alpha": "alpha", "beta": "beta"}
-    SIZED = ("pairs", "query", "probe_query")   # URL values whose upper limit depends on the other settings
+    SIZED = ("rewrites", "pairs", "query", "probe_query")   # URL values whose upper limit depends on the others
     MAP_SETTINGS = ("rule", "keys", "rewrites", "seed", "alpha", "beta")
 
     def __init__(self, **params):
@@ -404,6 +429,8 @@ class MemoryStore(param.Parameterized):
         """What N and the queries must become to fit the other settings ({} when they fit)."""
         pairs = min(self.pairs, max_pairs(self.d_k, self.keys))
         fixed = {"pairs": pairs} if pairs != self.pairs else {}
+        if self.rewrites > self.d_k:                # the curve starts at N = R: it still reaches N = d_k
+            fixed["rewrites"] = self.d_k
         if self.query > pairs:
             fixed["query"] = pairs
         if self.probe_query > TASKS[self.task][1]:

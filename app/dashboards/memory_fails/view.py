@@ -11,7 +11,7 @@ from app.components.text import Explanation, point_box
 from app.dashboards.base import DashboardView, heading, title
 from app.dashboards.memory_fails.details import ForensicsSection, MapSection
 from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_CHOICES, RULES, TASKS,
-                                               MemoryStore, decomposition, intruders, max_pairs)
+                                               MemoryStore, decomposition, intruders, max_pairs, tied_with)
 from app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
 from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
@@ -42,8 +42,9 @@ class MemoryView(DashboardView):
     def open_store(cls, session, args):
         """The session's store from untrusted URL args; what had to change becomes notices.
 
-        N and the query are checked twice: against their declared bounds, then against what the other
-        settings allow (orthogonal keys: N ≤ d_k; query ≤ N); one notice per value says what is used.
+        N, the query and the names that change are checked twice: against their declared bounds, then against
+        what the other settings allow (orthogonal keys: N ≤ d_k; query ≤ N; changes ≤ d_k); one notice per
+        value says what is used.
         """
         fixed = {name: key for name, key in MemoryStore.URL.items() if name not in MemoryStore.SIZED}
         values, notices = read_query(MemoryStore, fixed, args)
@@ -136,6 +137,7 @@ class MemoryView(DashboardView):
 
         def limits(*_events):
             pairs.end = max_pairs(store.d_k, store.keys)
+            rewrites.end = min(store.d_k, store.param.rewrites.bounds[1])
             query.end = store.pairs
             probe_query.end = TASKS[store.task][1]
 
@@ -172,19 +174,21 @@ class MemoryView(DashboardView):
         if numbers["n2"] == store.d_k:             # the curve stops at d_k (perpendicular keys): one point to name
             elementare = _(
                 "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs, the most pairs tried "
-                "here. The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: "
-                "past that, no read-out that only weighs and adds up a label's numbers gives every pair back "
-                "exactly.")
+                "here. The dashed line, the best any simple read-out can do, stays at zero up to {dk} pairs and "
+                "rises past them: beyond {dk} pairs, no read-out that only weighs and adds up a label's numbers "
+                "gives every pair back exactly.")
             superiore = _("$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$, the largest $N$ here. The bound "
-                          "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+                          "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out is 0 up to $N = d_k$ and positive "
+                          "past it.")
         else:
             elementare = _(
                 "With labels of {dk} numbers, this summary's error is {e1} at {dk} pairs and {e2} at {n2} pairs. "
-                "The dashed line, the best any simple read-out can do, leaves zero exactly at {dk} pairs: past "
-                "that, no read-out that only weighs and adds up a label's numbers gives every pair back exactly.")
+                "The dashed line, the best any simple read-out can do, stays at zero up to {dk} pairs and rises "
+                "past them: beyond {dk} pairs, no read-out that only weighs and adds up a label's numbers gives "
+                "every pair back exactly.")
             superiore = _(
                 "$d_k = {dk}$: the rule's error is {e1} at $N = {dk}$ and {e2} at $N = {n2}$. The bound "
-                "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out leaves zero at $N = d_k$.")
+                "$\\tfrac12 \\max(0, 1 - d_k/N)$ on any linear read-out is 0 up to $N = d_k$ and positive past it.")
         self.point_text.elementare = elementare.format(**numbers)
         self.point_text.superiore = superiore.format(**numbers)
         fill = {"dk": store.d_k, "error": format_number(round(float(data["error"][at]), 2), 2),
@@ -221,6 +225,15 @@ class MemoryView(DashboardView):
         measured = _("At N = d_k = {dk}: error {error} with one-hot values; {accuracy}% right with dense "
                      "values.").format(**fill)
         self.curve_text.superiore = " ".join((bound, rule, dense, measured))
+        if store.rewrites:
+            changes = {"changes": store.rewrites}
+            self.curve_text.elementare += "\n\n" + _(
+                "With {changes} names that change number, the curves start at {changes} pairs: each change goes to "
+                "a different name, so with more pairs the changed names are a smaller share of all.").format(**changes)
+            self.curve_text.superiore += " " + _(
+                "With $R = {changes}$ rewrites, each of a different key, the curves start at $N = R$: with "
+                "perpendicular keys the sum rule reads $v_{{old}} + v_{{new}}$ for a rewritten key, an error of "
+                "$\\tfrac12$ on it and $\\tfrac12 R/N$ on average.").format(**changes)
 
 
 class QuerySection(pn.viewable.Viewer):
@@ -293,13 +306,11 @@ class QuerySection(pn.viewable.Viewer):
         if run.right[q]:
             verdict = '<span class="ok">%s ✓</span>' % html.escape(
                 _("Query {q} is answered right.").format(q=q + 1))
-        elif answer == target:                              # a tie: another number reads back just as close
-            cosines = run.values @ run.readouts[q]
-            cosines[target] = -np.inf
+        elif tied_with(run, q) is not None:                 # a tie: another number reads back just as close
             verdict = '<span class="bad">%s ✗</span>' % html.escape(
                 _("Query {q} is a tie: the numbers of {right_pair} and {other_pair} come back equally close, "
                   "so the answer is a mix, counted as wrong.").format(
-                    q=q + 1, right_pair=pair(target), other_pair=pair(int(cosines.argmax()))))
+                    q=q + 1, right_pair=pair(target), other_pair=pair(tied_with(run, q))))
         else:
             verdict = '<span class="bad">%s ✗</span>' % html.escape(
                 _("Query {q} is answered with the number of {wrong_pair} instead of {right_pair}.").format(

@@ -8,7 +8,7 @@ from app.i18n import N_, _, ngettext
 FORMS = {"variant": "retnet", "T": "64", "chunk": "16", "seed": "0", "t": "0"}
 SAME = (N_("Yes, the same up to rounding"), N_("No, a little different"), N_("No, quite different"))
 BECOMES = (N_("the parallel way"), N_("the recurrent way"), N_("neither"))
-SHRINK = (N_("they shrink to almost nothing"), N_("they stay about the same"), N_("they grow"))
+SHRINK = (N_("shrink to almost nothing"), N_("stay about the same"), N_("grow"))     # "the differences would…"
 ROUNDING = 1e-5            # the engine's tests hold the float32 forms to this relative difference
 
 
@@ -31,10 +31,10 @@ def _all_answered(store):
 
 def _same_text(store):
     from app.dashboards.parallel_recurrent.pictures import scientific
-    from app.variants import REGISTRY
+    from app.variants import running_name
     return _("Where all three have answered, the strips look alike, because they are: for {model} the largest "
              "difference between two ways is {error} of the size of the answers, a speck of rounding.").format(
-        model=_(REGISTRY[store.variant].label), error=scientific(_worst(store)))
+        model=running_name(store.variant), error=scientific(_worst(store)))
 
 
 def _steps_of(store, form):

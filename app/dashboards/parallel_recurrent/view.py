@@ -333,8 +333,9 @@ class CostSection(LowerSection):
                          "start-up price, so the lines start flat."),
             superiore=_("«Counted: multiply-adds»: per head, the leading terms of each algorithm (recurrent "
                         "$2 T d^2$, parallel $2 T^2 d + 2 T d^2$, chunked $2 T C d + 2 T d^2$; the delta rule's "
-                        "correction makes the recurrent $3 T d^2$, RWKV-7's $4 T d^2$, and its triangular systems "
-                        "make the others $8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
+                        "correction, in DeltaNet, Gated DeltaNet and RWKV-7, makes the recurrent $3 T d^2$ ($4 T "
+                        "d^2$ for RWKV-7), and its triangular systems make the parallel and chunked forms "
+                        "$8 T^2 d$ and $8 T C d$, with $4 T d^2$); checked against "
                         "PyTorch's FLOP counter on the engine. «Measured cost of the three forms»: "
                         "CPU time of engine.ops.forward per form, counted by the measuring thread with torch "
                         "held to one thread in it: the work itself, without the waits for other visitors "

@@ -5,18 +5,50 @@ from app.i18n import N_, _
 
 
 def _asked(store, name):
-    """The step where `name` is asked, and the memory's (answer, similarity, expected) there."""
+    """The step where `name` is asked, and the memory's Answer there."""
     result = store.result
     t = next(i for i, token in enumerate(result.tokens) if token.kind == "ask" and token.key == name)
     return t, result.answers[t]
 
 
+# cards 2 and 3: what «Anna?» gets after Anna:21 and Anna:99
+CHANGED_CHOICES = ("21", "99", N_("a mix of both, counted as wrong"), N_("another number"))
+
+
 def _answered(store, name):
-    """0: the old number (21), 1: the new one (99), 2: another: the answer the token strip shows, so
-    that the strip, the right choice and the observation say the same (a sum of 21 and 99 still lies a
-    little closer to one of them, and the observation gives its match)."""
-    answer = _asked(store, name)[1][0]
-    return {"21": 0, "99": 1}.get(answer, 2)
+    """0: the old number (21), 1: the new one (99), 2: a tie (a mix of both, no answer), 3: another: what the
+    token strip shows, so that the strip, the right choice and the observation say the same."""
+    answer = _asked(store, name)[1]
+    return 2 if answer.tied else {"21": 0, "99": 1}.get(answer.value, 3)
+
+
+def _changed_text(store):
+    """What «Anna?» got, as the strip shows it: a tie (the sum rule), or one number and its match."""
+    answer = _asked(store, "Anna")[1]
+    if answer.tied:
+        return _("A tie: Anna's column holds 21 and 99 added together, and the read-out matches each of them "
+                 "at {percent}%, exactly as much. Adding cannot prefer the newer number, so there is no answer, "
+                 "and a tie counts as wrong.").format(percent=percent(answer.similarity))
+    from app.variants import REGISTRY
+    if REGISTRY[store.result.variant].corrects:
+        return _("It answers {answer} with a match of {percent}%: at Anna:99 the correction first took 21 out of "
+                 "Anna's column.").format(answer=answer.value, percent=percent(answer.similarity))
+    return _("It answers {answer} with a match of {percent}%.").format(answer=answer.value,
+                                                                    percent=percent(answer.similarity))
+
+
+def _crowded_text(store):
+    """What «Anna?» got once the 17th name shares Anna's column."""
+    answer, columns = _asked(store, "Anna")[1], store.result.columns
+    sharer = next(name for name, column in columns.items() if column == columns["Anna"] and name != "Anna")
+    if answer.tied:
+        return _("A tie: the 17th name, {sharer}, had to share Anna's column, and the read-out matches {first} "
+                 "and {second} equally ({percent}% each), so there is no answer. A summary of fixed size has "
+                 "room for only so many names.").format(
+            sharer=sharer, first=answer.tied[0], second=answer.tied[-1], percent=percent(answer.similarity))
+    return _("It answers {answer} (match {percent}%): the 17th name, {sharer}, had to share Anna's column. A "
+             "summary of fixed size has room for only so many names.").format(
+        answer=answer.value, percent=percent(answer.similarity), sharer=sharer)
 
 
 def _readout(view):
@@ -27,7 +59,7 @@ def _readout(view):
 
 def _all_right(store):
     answers = [a for token, a in zip(store.result.tokens, store.result.answers) if token.kind == "ask"]
-    return sum(answer == expected for answer, _s, expected in answers), len(answers)
+    return sum(answer.right for answer in answers), len(answers)
 
 
 CARDS = (
@@ -46,35 +78,30 @@ CARDS = (
                 "keys": "perpendicular", "heads": "1", "t": "0"},
          prompt=N_("Anna:21 is stored, and later Anna:99. Linear attention only adds. Asked «Anna?», what "
                    "will it answer?"),
-         choices=("21", "99", N_("another number")),
+         choices=CHANGED_CHOICES,
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → up to «Anna?» and look at the answer and at Anna's column."),
          veil=lambda view: (_readout(view),),
-         observe=lambda store: _("It answers {answer}, but the match is only {percent}%: Anna's column holds "
-                                 "21 and 99 added together.").format(
-             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+         observe=_changed_text),
     Card(setup={"mode": "mechanism", "variant": "deltanet", "source": "preset", "preset": "overwrite",
                 "keys": "perpendicular", "heads": "1", "beta": "1", "t": "0"},
          prompt=N_("The same words, now with DeltaNet, which corrects before it writes. What will it "
                    "answer for «Anna?»?"),
-         choices=("21", "99", N_("another number")),
+         choices=CHANGED_CHOICES,
          correct=lambda store: _answered(store, "Anna"),
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Step with → and watch «What fades or is erased» at Anna:99."),
          veil=lambda view: (view.rule, _readout(view)),
-         observe=lambda store: _("It answers {answer} with a match of {percent}%: at Anna:99 the correction "
-                                 "first took 21 out of Anna's column.").format(
-             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+         observe=_changed_text),
     Card(setup={"mode": "mechanism", "variant": "linear", "source": "preset", "preset": "crowd",
                 "keys": "perpendicular", "heads": "1", "t": "0"},
          prompt=N_("Now 24 names for 16 columns. Will «Anna?» still get back 26?"),
          choices=(N_("Yes"), N_("No")),
-         correct=lambda store: 0 if _asked(store, "Anna")[1][0] == "26" and _asked(store, "Anna")[1][1] > 0.9 else 1,
+         correct=lambda store: 0 if _asked(store, "Anna")[1].right and _asked(store, "Anna")[1].similarity > 0.9
+         else 1,
          at=lambda store: _asked(store, "Anna")[0],
          press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
          veil=lambda view: (_readout(view),),
-         observe=lambda store: _("It answers {answer} (match {percent}%): the 17th name had to share Anna's "
-                                 "column. A summary of fixed size has room for only so many names.").format(
-             answer=_asked(store, "Anna")[1][0], percent=percent(_asked(store, "Anna")[1][1]))),
+         observe=_crowded_text),
 )

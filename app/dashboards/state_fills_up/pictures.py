@@ -32,6 +32,8 @@ TRAINED_FORMULA = {
     "state": N_("The state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ of this layer: its size is fixed by "
                 "the model, not by the sequence. Blue negative, red positive, same scale at every step; the "
                 "largest 0.1% of the values are drawn at full colour."),
+    "attention": N_("The attention weights $a_{t,i} = \\mathrm{softmax}_i(q_t^\\top k_i / \\sqrt{d_k})$ over "
+                    "this layer's cache; the read-out is $o_t = \\sum_i a_{t,i} v_i$."),
     "readout": N_("The read-out $o_t$ ($S_t q_t$ for a fixed state; for softmax attention the weighted sum "
                   "of the cached values) is normalized, projected back to the model width and added to the "
                   "residual stream. After the last layer the output head gives the logits, and the "
@@ -159,8 +161,10 @@ class HeadPanel:
                                 _("attention weight"), 1, width=300, height=270, color="#b35806"),
                     _("How much the question looks at each note of the notebook. A single tall bar means it "
                       "found its label."),
-                    _("The attention weights $\\mathrm{softmax}_i(q_t^\\top k_i)$ over the cache; the answer "
-                      "is $o_t = \\sum_i a_{t,i} v_i$."))
+                    _("The attention weights $a_{{t,i}} = \\mathrm{{softmax}}_i(s\\, q_t^\\top k_i)$ over the cache, "
+                      "with the query scale $s = {scale}$ here (unit keys need a sharp softmax; a trained layer "
+                      "uses $s = 1/\\sqrt{{d_k}}$); the answer is $o_t = \\sum_i a_{{t,i}} v_i$.").format(
+                        scale=format_number(mechanism.SCALE["softmax"], 0)))
         if name == "delta":
             return (RowsPicture(_("Correction"), _("value dimension"),
                                 [_("prediction"), _("target"), _("error")], d_v, width=330, height=200),

@@ -11,7 +11,7 @@ from app import mechanism
 from app.checkpoints import path_of
 from app.dashboards.state_fills_up.model import TRAINED_LENGTH, token_label
 from app.i18n import N_, _, format_number
-from app.variants import REGISTRY
+from app.variants import REGISTRY, running_name
 
 LONG_STRIP = 12
 STRIP_CSS = """
@@ -72,19 +72,26 @@ def problem_messages(problems):
     return messages
 
 
+def said(answer):
+    """What the memory answered, in words: a value, «tie: 21 / 99» (no answer: counted as wrong), or —."""
+    if answer.tied:
+        return _("tie: {values}").format(values=" / ".join(answer.tied))
+    return answer.value or "—"
+
+
 def token_strip(result):
     """Mechanism mode: one box per token, the memory's answer under each question."""
     boxes = []
-    for i, (token, (answer, _similarity, expected)) in enumerate(zip(result.tokens, result.answers)):
+    for i, (token, answer) in enumerate(zip(result.tokens, result.answers)):
         classes = ["tok", token.kind]
         below = ""
         if token.kind == "ask":
-            if expected is None:
+            if answer.expected is None:
                 below = '<span class="bad">%s</span>' % html.escape(_("never stored"))
-            elif answer == expected:
-                below = f'<span class="ok">{html.escape(answer)} ✓</span>'
+            elif answer.right:
+                below = f'<span class="ok">{html.escape(answer.value)} ✓</span>'
             else:
-                below = f'<span class="bad">{html.escape(answer or "—")} ✗</span>'
+                below = f'<span class="bad">{html.escape(said(answer))} ✗</span>'
         boxes.append(f'<div class="{" ".join(classes)}" data-step="{i}">{html.escape(token.text)}'
                      f'<span class="answer">{below}</span></div>')
     long = " long" if len(boxes) > LONG_STRIP else ""        # a long sequence stays in two rows or three
@@ -144,14 +151,19 @@ def step_caption(result, t):
                      "a little.").format(token=quoted)
         return _("{token} writes and asks nothing: the summary stays as it is.").format(token=quoted)
     if token.kind == "ask":
-        answer, _similarity, expected = result.answers[t]
-        if expected is None:
+        answer = result.answers[t]
+        if answer.expected is None:
             return _("{token} asks for {name}, which was never stored.").format(token=quoted, name=token.key)
-        if answer == expected:
+        if answer.right:
             return _("{token} asks for {name}: the summary answers {answer}, right.").format(
-                token=quoted, name=token.key, answer=answer)
+                token=quoted, name=token.key, answer=answer.value)
+        if answer.tied:
+            return _("{token} asks for {name}: the summary points equally at {values}, a tie, which counts as "
+                     "wrong ({expected} was stored).").format(
+                token=quoted, name=token.key, values=_("{values} and {last}").format(
+                    values=", ".join(answer.tied[:-1]), last=answer.tied[-1]), expected=answer.expected)
         return _("{token} asks for {name}: the summary answers {answer}, but {expected} was stored.").format(
-            token=quoted, name=token.key, answer=answer or "—", expected=expected)
+            token=quoted, name=token.key, answer=answer.value or "—", expected=answer.expected)
     if not record.fixed_state:
         return _("{token} adds one more row to the cache: {name} and {value}, kept as they are.").format(
             token=quoted, name=token.key, value=token.value)
@@ -179,14 +191,14 @@ def step_caption(result, t):
 
 def answer_html(result, t):
     token = result.tokens[t]
-    answer, similarity, expected = result.answers[t]
-    if answer is None:
+    answer = result.answers[t]
+    if answer.value is None and not answer.tied:
         return '<span class="muted">%s</span>' % html.escape(_("Nothing is asked at this step."))
-    mark = "ok" if answer == expected else "bad"
-    sign = "✓" if answer == expected else "✗"
+    mark, sign = ("ok", "✓") if answer.right else ("bad", "✗")
     label = html.escape(_("Answer for {name}:").format(name=token.key))
-    match = html.escape(_("match {percent}%").format(percent=round(100 * similarity)))
-    return (f'{label} <span class="big {mark}">{html.escape(answer)} {sign}</span> '
+    match = html.escape((_("match {percent}% with each") if answer.tied else _("match {percent}%"))
+                        .format(percent=round(100 * answer.similarity)))
+    return (f'{label} <span class="big {mark}">{html.escape(said(answer))} {sign}</span> '
             f'<span class="muted">({match})</span>')
 
 
@@ -240,7 +252,7 @@ def about_checkpoint(run):
                  "layer {heads}, vocabulary {vocab}; trained on MQAR with L = {length} and K ∈ {{{pairs}}}; "
                  "validation accuracy {accuracy}%. Weights, configuration and checksums are verified when it "
                  "is loaded.").format(
-        file=path_of(run.variant).name, layers=config["n_layers"], model=_(REGISTRY[run.variant].label),
+        file=path_of(run.variant).name, layers=config["n_layers"], model=running_name(run.variant),
         width=config["d_model"], heads=config["n_heads"], vocab=config["vocab_size"],
         length=task.get("seq_len", TRAINED_LENGTH), pairs=pairs, accuracy=accuracy)
     formulas += "\n\n" + _("Each layer makes $q_t$, $k_t$, $v_t$ and its gates as learned projections of "

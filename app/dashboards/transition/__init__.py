@@ -10,8 +10,11 @@ and β ∈ [0, 1] is how much of what the memory says about k_t is erased before
 runs it as a diagonal-plus-low-rank transition (its RWKV-7 step, with a = D_t k_t and b = −β k_t);
 at the named settings it is exactly linear attention, RetNet, Mamba-2, GLA, DeltaNet, Gated
 DeltaNet (tests/test_transition.py checks each against the engine's own variant). Between them the
-knob writes the whole v kᵀ, where DeltaNet writes β v kᵀ: the two meet at β = 1. RWKV-7 is off the knob:
-at gate "channel" with β > 0 the lamp says "close to RWKV-7", and the knob computes
+knob writes the whole v kᵀ, where DeltaNet writes β v kᵀ: the two meet at β = 1. Which models are "on" the
+knob, and which only close to it, is the registry's (app/variants.py: `knob`, `nearest`): RWKV-6 reads
+before it writes, with a bonus u, so at GLA's setting the lamp says "close to RWKV-6"; mLSTM, at Mamba-2's,
+has an input gate and a normalizer; Mamba-2's own skip D x is not on the knob (its `knob_note`). RWKV-7 is
+off the knob: at gate "channel" with β > 0 the lamp says "close to RWKV-7", and the knob computes
 diag(α_t) − β (α_t ⊙ k_t) k_tᵀ (fade, then erase), where RWKV-7 computes diag(w_t) − κ̂_t (a_t ⊙ κ̂_t)ᵀ
 and writes v_t k̃_tᵀ.
 

@@ -37,10 +37,11 @@ DEFAULT_DECAY = 0.9                   # α taken when a jump lands on a forgetti
 
 @dataclass(frozen=True)
 class Match:
-    """Where the knob is: on named models (`exact`), or between two (`between`), or neither."""
+    """Where the knob is: on named models (`exact`), or between two (`between`), and near models that are
+    off the knob (`close`)."""
     exact: tuple = ()
     between: tuple = ()
-    close: tuple = ()                 # near a model that is off the knob (RWKV-7), not on it
+    close: tuple = ()                 # models whose nearest setting this is (RWKV-6, RWKV-7, mLSTM), not on it
 
 
 def effective_gate(gate, alpha):
@@ -48,19 +49,31 @@ def effective_gate(gate, alpha):
     return "none" if gate == "none" or alpha >= 1.0 else gate
 
 
+def on_knob(gate, beta):
+    """The models the registry puts exactly at (gate, β): its `knob` positions, the one source of "on"."""
+    return tuple(name for name, record in REGISTRY.items() if record.knob == (gate, beta))
+
+
+def near_knob(gate, beta):
+    """The models off the knob whose nearest setting (the registry's `nearest`) has this gate, and a correction
+    where β > 0 (none where β = 0)."""
+    return tuple(name for name, record in REGISTRY.items()
+                 if record.nearest and record.nearest[0] == gate and (record.nearest[1] > 0) == (beta > 0))
+
+
 def match(gate, alpha, beta):
-    """The named model(s) of the unified table that the knob (gate, α, β) lands on."""
+    """The named model(s) of the unified table that the knob (gate, α, β) lands on, or lies between, and
+    those it is only close to."""
     gate = effective_gate(gate, alpha)
-    if gate == "channel":                  # per channel: GLA (RWKV-6's transition too); with β, close to RWKV-7
-        return Match(exact=("gla", "rwkv6")) if beta <= 0 else Match(close=("rwkv7",))
-    if gate == "fixed":                    # a fixed rate with a correction is no model of the table
-        return Match(exact=("retnet",)) if beta <= 0 else Match(between=("retnet", "gated_deltanet"))
-    plain, corrected = {"none": ("linear", "deltanet"), "scalar": ("mamba2", "gated_deltanet")}[gate]
-    if beta <= 0:
-        return Match(exact=(plain,))
-    if beta >= 1:
-        return Match(exact=(corrected,))
-    return Match(between=(plain, corrected))
+    close = near_knob(gate, beta)
+    exact = on_knob(gate, 0.0) if beta <= 0 else on_knob(gate, 1.0) if beta >= 1 else ()
+    if exact or beta <= 0:
+        return Match(exact=exact, close=close)
+    # a correction between the plain model and its corrected twin; a fixed rate has no corrected twin, the
+    # nearest is Gated DeltaNet's rate per token
+    plain, corrected = on_knob(gate, 0.0), on_knob(gate, 1.0) or (on_knob("scalar", 1.0) if gate == "fixed" else ())
+    between = (plain[0], corrected[0]) if plain and corrected else ()
+    return Match(between=between, close=close)
 
 
 def encode(tokens, seed):
@@ -116,7 +129,8 @@ class Question:
     token: object
     expected: str | None              # the latest value stored under that name (None: never stored)
     cosines: np.ndarray               # cosine of the read-out with each candidate value [C]
-    answer: str | None                # the candidate with the largest cosine
+    answer: str | None                # the candidate with the largest cosine (None: nothing left, or a tie)
+    tied: tuple = ()                  # the candidates as close as the largest, up to rounding (mechanism.decode)
 
     @property
     def right(self):
@@ -134,7 +148,8 @@ class Recall:
 
 
 def decode(tokens, outputs, seed):
-    """Each question's read-out o_t [T, d_v] against every stored value (cosine), as in mechanism mode."""
+    """Each question's read-out o_t [T, d_v] against every stored value (cosine), decoded as in mechanism
+    mode (`mechanism.decode`: a tie is no answer)."""
     candidates = sorted({t.value for t in tokens if t.kind == "write"})
     table = np.stack([mechanism.embedding(c, "value", 0, seed) for c in candidates])     # [C, d_v]
     latest, questions = {}, []
@@ -145,9 +160,12 @@ def decode(tokens, outputs, seed):
             continue
         output = np.asarray(outputs[position], dtype=float)
         norm = np.linalg.norm(output)
-        cosines = table @ output / norm if norm > 1e-6 else np.zeros(len(candidates))
-        answer = candidates[int(cosines.argmax())] if norm > 1e-6 else None
-        questions.append(Question(position, token, latest.get(token.key), cosines, answer))
+        if norm > 1e-6:
+            cosines = table @ output / norm
+            answer, _cosine, tied = mechanism.decode(cosines, candidates, outputs.dtype)
+        else:
+            cosines, answer, tied = np.zeros(len(candidates)), None, ()
+        questions.append(Question(position, token, latest.get(token.key), cosines, answer, tied))
     return Recall(candidates, questions)
 
 

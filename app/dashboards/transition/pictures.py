@@ -14,7 +14,8 @@ from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
 class RecallPicture:
     """Questions × stored values: the cosine of each question's read-out with each stored value.
 
-    The right answer's cell is framed, the memory's answer (the largest cosine) carries a dot.
+    The right answer's cell is framed, the memory's answer (the largest cosine) carries a dot; a tie, a dot in
+    each tied cell.
     """
 
     def __init__(self, title, x_label, y_label, *, width=490, height=260):
@@ -55,8 +56,8 @@ class RecallPicture:
         where = lambda pairs: {"x": [c + 0.5 for c, _r in pairs], "y": [r + 0.5 for _c, r in pairs]}
         self.right.data.update(where([(candidates.index(q.expected), r) for r, q in enumerate(questions)
                                       if q.expected in candidates]))
-        self.chosen.data.update(where([(candidates.index(q.answer), r) for r, q in enumerate(questions)
-                                       if q.answer is not None]))
+        self.chosen.data.update(where([(candidates.index(value), r) for r, q in enumerate(questions)
+                                       for value in (q.tied or ([q.answer] if q.answer is not None else []))]))
 
 
 ANSWERS_CSS = """
@@ -80,13 +81,17 @@ def answers_html(recall, compact=False):
             verdict = '<span class="bad">%s</span>' % html.escape(_("never stored"))
         elif q.right:
             verdict = f'<span class="ok">{html.escape(q.answer)} ✓</span>'
+        elif q.tied:
+            verdict = '<span class="bad">%s ✗</span> <span class="muted">%s</span>' % (
+                html.escape(_("tie: {values}").format(values=" / ".join(q.tied))),
+                html.escape(_("right: {value}").format(value=q.expected)))
         elif q.answer is None:
             verdict = '<span class="bad">%s ✗</span>' % html.escape(_("nothing left in memory"))
         else:
             verdict = '<span class="bad">%s ✗</span> <span class="muted">%s</span>' % (
                 html.escape(q.answer), html.escape(_("right: {value}").format(value=q.expected)))
         note = ""
-        if not compact and len(q.cosines) > 1:
+        if not compact and len(q.cosines) > 1 and not q.tied:
             order = np.argsort(q.cosines)[::-1]
             best, second = q.cosines[order[0]], q.cosines[order[1]]
             if best - second < 0.15:

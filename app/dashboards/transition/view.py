@@ -46,6 +46,17 @@ KNOB_ON_RWKV7 = N_(r"Near RWKV-7's row the knob computes $\mathrm{diag}(\alpha_t
                    r"key $\hat\kappa_t$, with a rate "
                    r"$a_t$ per channel, and writes $v_t \tilde k_t^\top$. The two transitions agree where nothing "
                    r"fades.")
+# why the knob is close to a model and not on it (the registry's `nearest`), one sentence under the lamp
+CLOSE_NOTES = {
+    "rwkv6": N_("The knobs are close to RWKV-6, not on it: RWKV-6 has GLA's transition but reads the summary "
+                "before adding the current pair, with a bonus for that pair."),
+    "rwkv7": N_("Fading per column plus a correction, as in RWKV-7, but not RWKV-7: the knob fades the "
+                "summary and then erases from what is left; RWKV-7 erases what the summary held before the "
+                "fading, and the erased part is not faded; it has its own strength for each column and writes "
+                "with a label of its own."),
+    "mlstm": N_("The knobs are close to mLSTM, not on it: mLSTM also fades by one number per word, but it has "
+                "an input gate too and divides its answer by a running total."),
+}
 CARD = dict(margin=(0, 8, 12, 0))
 # the three small multiples' height by the column's width (a phone, a tablet, a projector with the sidebar open),
 # held by their marker until made
@@ -73,16 +84,18 @@ class TransitionView(DashboardView):
             elementare=_("Every model here keeps a summary of the same size and updates it at every word in two "
                          "moves: first it transforms what it already holds (the **transition**), then it adds the new "
                          "pair, a label and its information. From one model to another it is mostly the transition "
-                         "that changes (the table below says what else differs). Turn the **knobs** in the menu (☰): "
+                         "that changes (the table below says what else differs). Turn the **knobs** {where}: "
                          "**forget α** fades the old summary, **correct β** erases what the summary held under a "
-                         "label before writing it again, and the **gate** says who decides the fading."),
+                         "label before writing it again, and the **gate** says who decides the fading.").format(
+                where=_("on the left") if session.notebook else _("in the menu (☰)")),
             superiore=_(r"One skeleton for the whole family: $S_t = S_{t-1} A_t + W_t$, with a transition "
                         r"$A_t$ and a write $W_t$, and $o_t = S_t q_t$. The knob makes the transition "
                         r"continuous: $$S_t = S_{t-1}\, D_t\, (I - \beta\, k_t k_t^\top) + v_t k_t^\top$$ "
                         r"with $D_t = I$ (no gate), $\alpha I$ (fixed), $\alpha_t I$ (scalar) or "
                         r"$\mathrm{diag}(\alpha_t)$ (per channel). The engine runs it as a diagonal-plus-low-rank "
                         r"transition (its RWKV-7 step). On a lit row it has exactly that row's transition and "
-                        r"write; RWKV-7 is off the knob, only close to it. Between rows the knob writes the whole "
+                        r"write; RWKV-6, RWKV-7 and mLSTM are off the knob, only close to it. Between rows the knob "
+                        r"writes the whole "
                         r"$v_t k_t^\top$, where DeltaNet writes $\beta_t v_t k_t^\top$: the two meet at $\beta = 1$.")
                       + "\n\n" + _(KNOB_ON_RWKV7))
         self.intro_more.superiore, self.intro.superiore = self.intro.superiore, _(
@@ -260,27 +273,25 @@ class TransitionView(DashboardView):
         """Everything whose words depend on the knobs or the level: the lamp, the setting, the table."""
         store, knob = self.store, self.store.knob
         superiore = self.session.level == "superiore"
-        exact, between = knob.match.exact, knob.match.between
+        exact, between, close = knob.match.exact, knob.match.between, knob.match.close
+        notes = [_(REGISTRY[v].knob_note) for v in exact if REGISTRY[v].knob_note]
         if exact:
             names = " · ".join(label(v) for v in exact)
             text = html.escape(_("The knobs are on: {model}")).format(model=f"<b>{html.escape(names)}</b>")
-            note = ""
-            if "rwkv6" in exact:
-                note = _("RWKV-6 has the same transition as GLA; it also reads the summary before adding the "
-                         "current pair, with a bonus for that pair.")
-        elif knob.match.close:
-            names = " · ".join(label(v) for v in knob.match.close)
-            text = html.escape(_("The knobs are close to: {model}")).format(model=f"<b>{html.escape(names)}</b>")
-            note = _("Fading per column plus a correction, as in RWKV-7, but not RWKV-7: the knob fades the "
-                     "summary and then erases from what is left; RWKV-7 erases what the summary held before "
-                     "the fading, and the erased part is not faded; it has its own strength for each column and "
-                     "writes with a label of its own.")
-        else:
+            if close:
+                text += " " + html.escape(_("(close to: {model})")).format(           # short: no parentheses inside
+                    model=html.escape(" · ".join(_(REGISTRY[v].short) for v in close)))
+        elif between:
             words = html.escape(_("Between two models: {first} and {second}"))
             text = '<span class="between">%s</span>' % words.format(
                 first=f"<b>{html.escape(label(between[0]))}</b>",
                 second=f"<b>{html.escape(label(between[1]))}</b>")
-            note = _("No model of the table sits exactly here: the rows of the two nearest are marked.")
+            notes.append(_("No model of the table sits exactly here: the rows of the two nearest are marked."))
+        else:
+            names = " · ".join(label(v) for v in close)
+            text = html.escape(_("The knobs are close to: {model}")).format(model=f"<b>{html.escape(names)}</b>")
+        notes += [_(CLOSE_NOTES[v]) for v in close]
+        note = " ".join(notes)
         self.lamp.object = f'<div class="lamp" role="status">{text}<small>{html.escape(note)}</small></div>'
 
         gate, alpha, beta = effective_gate(store.gate, store.alpha), store.alpha, store.beta

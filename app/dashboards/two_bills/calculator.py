@@ -23,6 +23,9 @@ class ModelShape:
     parameters: float          # published parameter count
     source: str                # where the numbers come from (names and numbers: not translated)
     note: str                  # msgid: what to know about this shape
+    context: int | None = None  # the most tokens it was made to read (None: a fixed state, no such limit here)
+    window: bool = False       # its cache keeps only the last `context` tokens (a sliding window)
+    key_heads: int | None = None  # a softmax model of this shape caches fewer keys than values (shared keys)
 
     def shape(self):
         return {"layers": self.layers, "heads": self.heads, "kv_heads": self.kv_heads, "d_k": self.d_k,
@@ -34,19 +37,19 @@ PRESETS = {
         "Llama-2-7B", "softmax", 32, 32, 32, 128, 128, 6.74e9,
         "Touvron et al. 2023; meta-llama/Llama-2-7b-hf, config.json",
         N_("Llama-2 was trained on texts of up to 4,096 tokens: past that, these are the formula's numbers, "
-           "not something the model can use.")),
-    "llama3_8b": ModelShape(
-        "Llama-3-8B", "softmax", 32, 32, 8, 128, 128, 8.03e9,
-        "Meta 2024; meta-llama/Meta-Llama-3-8B, config.json",
+           "not something the model can use."), context=4096),
+    "llama3_8b": ModelShape(                          # the key keeps its first name: links that name it still work
+        "Llama-3.1-8B", "softmax", 32, 32, 8, 128, 128, 8.03e9,
+        "Meta 2024; meta-llama/Llama-3.1-8B, config.json",
         N_("Grouped-query attention: the 32 query heads share 8 key-value heads, so the cache is 4 times "
-           "smaller than with 32. Llama-3-8B reads up to 8,192 tokens; Llama-3.1-8B has the same shape "
-           "and reads up to 131,072.")),
+           "smaller than with 32. Llama-3.1-8B reads up to 131,072 tokens; Llama-3-8B has the same shape "
+           "and reads up to 8,192."), context=131072),
     "mistral_7b": ModelShape(
         "Mistral-7B", "softmax", 32, 32, 8, 128, 128, 7.24e9,
         "Jiang et al. 2023; mistralai/Mistral-7B-v0.1, config.json",
         N_("Mistral-7B v0.1 looks back only 4,096 tokens (a sliding window), so its rolling cache stops "
            "growing there: a bounded memory, paid for with a shorter view. Later versions (v0.2, v0.3) "
-           "attend to up to 32,768 tokens, as computed here.")),
+           "attend to up to 32,768 tokens, as computed here."), context=4096, window=True),
     "retnet_6_7b": ModelShape(
         "RetNet-6.7B", "state", 32, 16, 16, 256, 512, 6.7e9,
         "Sun et al. 2023, Tab. 2, §3.1",
@@ -57,7 +60,9 @@ PRESETS = {
         "Dao & Gu 2024; state-spaces/mamba2-2.7b (d_model 2560, expand 2, headdim 64, d_state 128)",
         N_("Mamba-2-2.7B: 64 layers of 80 heads (an inner width of 5,120 = 80 × 64), each head keeping a "
            "64 × 128 state (head size 64, state size 128). The short convolution's small buffer is left "
-           "out.")),
+           "out. Its 80 heads share one B and one C (ngroups = 1), the key and query of attention: a softmax "
+           "model of this shape would cache one key and 80 values per token and layer (multi-value "
+           "attention, Dao & Gu 2024, §7)."), key_heads=1),
 }
 CUSTOM = "custom"
 
@@ -121,10 +126,23 @@ class CalculatorStore(param.Parameterized):
     def bytes_per_number(self):
         return DTYPES[self.dtype]
 
+    @property
+    def key_heads(self):
+        """Keys cached per token and layer: one per KV head, or the preset's fewer shared keys (Mamba-2's B)."""
+        model = self.model
+        return model.key_heads if model is not None and model.key_heads else self.kv_heads
+
     def kv_cache_bytes(self, context=None):
-        """2·L·H_kv·d·n·b in general form: every layer keeps, per KV head, a key (d_k) and a value (d_v)."""
+        """2·L·H_kv·d·n·b in general form: every layer keeps, per KV head, a key (d_k) and a value (d_v); with
+        shared keys, L·(H_key·d_k + H_kv·d_v)·n·b."""
         context = self.context if context is None else context
-        return self.layers * self.kv_heads * (self.d_k + self.d_v) * context * self.bytes_per_number
+        per_token = self.layers * (self.key_heads * self.d_k + self.kv_heads * self.d_v)
+        return per_token * context * self.bytes_per_number
+
+    def past_context(self, model=None):
+        """True when the context is longer than what `model` (default: the preset's) was made to read."""
+        model = self.model if model is None else model
+        return model is not None and model.context is not None and self.context > model.context
 
     def state_bytes(self):
         """L·H·d_k·d_v·b: every layer keeps one d_v × d_k matrix per head, whatever the context."""
@@ -136,7 +154,7 @@ class CalculatorStore(param.Parameterized):
 
     def crossing(self):
         """Tokens from which the cache of this shape is bigger than its state."""
-        return self.heads * self.d_k * self.d_v // (self.kv_heads * (self.d_k + self.d_v)) + 1
+        return self.heads * self.d_k * self.d_v // (self.key_heads * self.d_k + self.kv_heads * self.d_v) + 1
 
     def weights_crossing(self):
         """Tokens from which the cache alone is bigger than the weights (None for a custom shape)."""

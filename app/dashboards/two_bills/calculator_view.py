@@ -104,9 +104,15 @@ class CalculatorView(pn.viewable.Viewer):
         b = store.bytes_per_number
         badge = "" if model is None else _("what {model} keeps").format(model=model.name)
         mine = lambda kind: badge if model is not None and model.kind == kind else ""
-        cache_how = _("{per} per token: {layers} layers × {kv} KV heads × ({dk} + {dv}) numbers × {b} B").format(
-            per=format_bytes(store.kv_cache_bytes(1)), layers=store.layers, kv=store.kv_heads, dk=store.d_k,
-            dv=store.d_v, b=b)
+        if store.key_heads != store.kv_heads:             # shared keys (Mamba-2's B): fewer keys than values
+            cache_how = _("{per} per token: {layers} layers × ({keys} × {dk} + {kv} × {dv}) numbers × {b} B, "
+                          "the keys shared by the heads").format(
+                per=format_bytes(store.kv_cache_bytes(1)), layers=store.layers, keys=store.key_heads,
+                kv=store.kv_heads, dk=store.d_k, dv=store.d_v, b=b)
+        else:
+            cache_how = _("{per} per token: {layers} layers × {kv} KV heads × ({dk} + {dv}) numbers × {b} B").format(
+                per=format_bytes(store.kv_cache_bytes(1)), layers=store.layers, kv=store.kv_heads, dk=store.d_k,
+                dv=store.d_v, b=b)
         state_how = _("at any length: {layers} layers × {heads} heads × {dk} × {dv} numbers × {b} B").format(
             layers=store.layers, heads=store.heads, dk=store.d_k, dv=store.d_v, b=b)
         # the bill that is not the preset's own is that of the other kind of model, with the same shape
@@ -129,9 +135,9 @@ class CalculatorView(pn.viewable.Viewer):
                            "{crossing} on.").format(n=format_number(n), crossing=format_number(crossing)))
         softmax, state = store.multiply_adds()
         work = _("Reading a prompt of {n} tokens, in each head of each layer: softmax attention does {softmax} "
-                 "multiply-adds (each token scores and adds up all the tokens before it), a fixed-state model of "
-                 "this shape {state} (one write and one read of its state per token). In the whole model: "
-                 "{softmax_all} against {state_all}.").format(
+                 "multiply-adds (each token scores itself and every token before it, and adds up their values), a "
+                 "fixed-state model of this shape {state} (one write and one read of its state per token). In the "
+                 "whole model: {softmax_all} against {state_all}.").format(
             n=format_number(n), softmax=format_power(softmax), state=format_power(state),
             softmax_all=format_power(store.whole_model(softmax)), state_all=format_power(store.whole_model(state)))
         if softmax >= state:
@@ -141,6 +147,8 @@ class CalculatorView(pn.viewable.Viewer):
                 ratio=significant(state / softmax))
         lines.append(work)
         text = "".join(f"<p>{html.escape(line)}</p>" for line in lines)
+        if store.past_context():
+            text = f'<p class="limit">{html.escape(past_context_line(model))}</p>' + text
         return f'<div class="status"><div class="bills">{bills}</div>{text}</div>'
 
     def _weights(self):
@@ -167,8 +175,10 @@ class CalculatorView(pn.viewable.Viewer):
             shape = _("{layers} layers × {heads}, d_k = {dk}, d_v = {dv}").format(
                 layers=model.layers, heads=heads, dk=model.d_k, dv=model.d_v)
             current = ' class="current"' if key == store.preset else ""
+            past = ('<span class="past">%s</span>' % html.escape(past_context_mark(model))
+                    if model.kind == "softmax" and store.past_context(model) else "")
             rows.append(f"<tr{current}><td><b>{html.escape(model.name)}</b></td><td>{html.escape(what)}</td>"
-                        f'<td class="num">{html.escape(format_bytes(keeps))}</td>'
+                        f'<td class="num">{html.escape(format_bytes(keeps))}{past}</td>'
                         f'<td class="num">{html.escape(format_bytes(model.parameters * b))}</td>'
                         f'<td class="wrap">{html.escape(shape)}</td>'
                         f'<td class="source wrap">{html.escape(model.source)}</td></tr>')
@@ -178,6 +188,24 @@ class CalculatorView(pn.viewable.Viewer):
         head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
         table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
         return scroll_box(table, _("Every model's bill"), fits=62)
+
+
+def past_context_mark(model):
+    """Under a row's amount, when the context is longer than the model reads."""
+    if model.window:
+        return _("past its window of {tokens} tokens").format(tokens=format_number(model.context))
+    return _("past its context of {tokens} tokens").format(tokens=format_number(model.context))
+
+
+def past_context_line(model):
+    """Above the bills, when the context is longer than the preset reads."""
+    if model.window:
+        return _("{model} looks back only {tokens} tokens (a sliding window): at this length it keeps the last "
+                 "{tokens}, and these bills are those of its shape without the window.").format(
+            model=model.name, tokens=format_number(model.context))
+    return _("{model} was made to read up to {tokens} tokens: at this length these bills are the formula's "
+             "numbers for its shape, not something the model can use.").format(
+        model=model.name, tokens=format_number(model.context))
 
 
 def _notch(context):

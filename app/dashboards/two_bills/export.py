@@ -9,7 +9,7 @@ from app.export.pages import PageExport
 from app.export.scene import Curves, Scene, Series, Table
 from app.i18n import N_, _, format_number
 from app.urlstate import serialize
-from app.variants import REGISTRY
+from app.variants import running_name
 
 
 class TwoBillsPage(PageExport):
@@ -41,7 +41,7 @@ class TwoBillsPage(PageExport):
 
         result = self.store.result
         t = min(t, result.tokens - 1)
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         cache_max = max(result.kv_cache_bytes.max(), result.state_bytes.max())
         size, symbol = byte_unit(cache_max)
         upto = slice(0, t + 1)
@@ -84,7 +84,7 @@ class TwoBillsPage(PageExport):
         at = work_crossing(d, d)
         held = result.held[:t + 1].astype(float)
         top = float(max(softmax[-1], state, multiply_adds([at], H, d, d)[0][0]))
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         lines = [Series(_("softmax"), held, softmax[:t + 1], VERMILLION, width=4),
                  Series(_("state ({model})").format(model=name), np.array([0.0, held[-1]]), np.array([state] * 2),
                         BLUE, dash=True, width=4),
@@ -109,7 +109,7 @@ class TwoBillsPage(PageExport):
         from app.dashboards.two_bills.model import format_bytes, format_ms, format_power
 
         result = self.store.result
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         lines = [_("Token {t} of {n} · tokens in memory: {held}").format(
             t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))]
         lines.append(f"{_('KV cache (softmax)')}: {format_bytes(result.kv_cache_bytes[t])}, "
@@ -142,7 +142,7 @@ class TwoBillsPage(PageExport):
                      "fixed-size state $S_t \\in \\mathbb{R}^{d_v \\times d_k}$ costs $O(d_k d_v)$ per token, "
                      "in time and in memory, whatever $t$ is (Katharopoulos et al. 2020).")
         return _("Softmax attention pays two bills. **Work**: to read a text, it compares every token "
-                 "with every other one. **Memory**: while it writes, it keeps a key and a value for every "
+                 "with every earlier one. **Memory**: while it writes, it keeps a key and a value for every "
                  "token it has seen, and never throws any away. A model with a fixed-size state pays a "
                  "fixed amount instead. Below, one layer of each kind generates the same tokens, one at a "
                  "time; further down, the same bills for real models.")
@@ -153,7 +153,7 @@ class TwoBillsPage(PageExport):
         rows = [[t + 1, result.held[t], result.kv_cache_bytes[t], result.state_bytes[t], result.softmax_ms[t],
                  result.state_ms[t], soft_median[t], state_median[t]] for t in range(result.tokens)]
         setup = _("Softmax attention against {model}: one layer each, {heads} heads with d_k = d_v = {dim}, "
-                  "numbers in float32, random tokens.").format(model=_(REGISTRY[result.variant].label),
+                  "numbers in float32, random tokens.").format(model=running_name(result.variant),
                                                                heads=result.heads, dim=result.dim)
         return Table("tokens", _(self.TABLES["tokens"]),
                      ["token", "tokens_in_memory", "kv_cache_bytes", "state_bytes", "softmax_ms", "state_ms",

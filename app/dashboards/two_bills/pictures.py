@@ -11,7 +11,7 @@ from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter,
                                   style_figure)
 from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
 from app.i18n import _
-from app.variants import REGISTRY
+from app.variants import running_name
 
 STATUS_CSS = """
 :host { width: 100%; --body: calc(16px * var(--lineare-scale, 1)); }   /* the smallest type: 16 px, more presenting */
@@ -33,6 +33,7 @@ th, td { text-align: left; padding: 4px 10px; border-bottom: 1px solid #e4e7eb; 
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td:first-child { white-space: nowrap; }                   /* a model's name on one line: Llama-2-7B */
 tr.current { background: #fff3c4; }
+td.num .past { display: block; white-space: normal; min-width: 7em; color: #8d5a00; }   /* past the model's context */
 .source { color: #616e7c; font-size: var(--body); }
 """
 
@@ -78,7 +79,7 @@ class HistoryChart:
             self.picture.show(name, held, values)
             self.picture.show(name + "_line", positions, typical)
         if store.result is not None:
-            model = _(REGISTRY[store.result.variant].label)
+            model = running_name(store.result.variant)
             self.picture.label("state", _("state ({model})").format(model=model), [])
         top = max([value for p in points for value in p[1:]] + [0.1])
         self.picture.set_ranges(x=(0, max(held + [1024]) * 1.08), y=(0, 1.2 * top))

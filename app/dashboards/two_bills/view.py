@@ -21,7 +21,7 @@ from app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPic
                                                show_crossing, status_pane)
 from app.i18n import _, current_language, format_number
 from app.urlstate import read_query
-from app.variants import REGISTRY
+from app.variants import REGISTRY, running_name
 
 # the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
 # projector's 996 with the sidebar open), held by their markers until they are made
@@ -239,7 +239,7 @@ class GenerationView(pn.viewable.Viewer):
         cache_max = max(result.kv_cache_bytes.max(), result.state_bytes.max())
         self.unit = byte_unit(cache_max)
         size, symbol = self.unit
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         with pn.io.hold():
             self.memory.label("state", _("state ({model})").format(model=name), [])
             self.memory.set_y_label(_("memory ({unit})").format(unit=symbol))
@@ -280,7 +280,7 @@ class GenerationView(pn.viewable.Viewer):
 
     def _draw_setup(self, *_events):
         result = self.store.result
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         setup = _("Softmax attention against {model}: one layer each, {heads} heads with "
                   "d_k = d_v = {dim}, numbers in float32, random tokens.").format(
             model=name, heads=result.heads, dim=result.dim)
@@ -311,13 +311,13 @@ class GenerationView(pn.viewable.Viewer):
             self.memory.show_frames("state_now", result.held, result.state_bytes / size, t, upto=False)
             if self.measured.made:
                 self.measured.section().show(result, t)
-            self.work.show_run(result, _(REGISTRY[result.variant].label), t)
+            self.work.show_run(result, running_name(result.variant), t)
             self.status.show([self._status(result, i) for i in range(result.tokens)], t=t)
             self.typical.show([self._typical(result, i) for i in range(result.tokens)], t=t)
             self.player.new_run(result.tokens, jump=result.tokens - 1 if show_whole else None)
 
     def _status(self, result, t):
-        name = _(REGISTRY[result.variant].label)
+        name = running_name(result.variant)
         step_line = _("Token {t} of {n} · tokens in memory: {held}").format(
             t=t + 1, n=result.tokens, held=format_number(int(result.held[t])))
         cache = _("grows by {bytes} at every token").format(bytes=format_bytes(result.bytes_per_token))
@@ -332,7 +332,7 @@ class GenerationView(pn.viewable.Viewer):
         """The line under the bills at token `t`: since when the cache is bigger, and the typical step times."""
         soft_ms, state_ms = result.softmax_median[t], result.state_median[t]
         times = _("Typical time per token (median of the last 9): softmax {softmax} ms, {model} {state} ms.")\
-            .format(softmax=format_ms(soft_ms), model=_(REGISTRY[result.variant].label), state=format_ms(state_ms))
+            .format(softmax=format_ms(soft_ms), model=running_name(result.variant), state=format_ms(state_ms))
         crossing = result.crossing
         if result.held[t] >= crossing:
             times = _("The cache has been bigger than the state since token {n}.").format(
@@ -391,7 +391,7 @@ class MeasuredSection(pn.viewable.Viewer):
         """Every token's time of `result`, revealed by the player up to token t."""
         numbers = np.arange(1, result.tokens + 1)
         with pn.io.hold():
-            self.times.label("state", _("state ({model})").format(model=_(REGISTRY[result.variant].label)), [])
+            self.times.label("state", _("state ({model})").format(model=running_name(result.variant)), [])
             # the scale follows the typical times; a single token slowed down by the machine may fall off the top
             top = max(result.softmax_median.max(), result.state_median.max())
             self.times.set_ranges(x=(0, result.tokens + 1), y=(0, 1.6 * top))

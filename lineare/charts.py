@@ -1,6 +1,7 @@
 """The engine's records and sweeps as HoloViews objects, for a notebook (the app's pages draw with Bokeh directly).
 
-    from engine import charts, stepping
+    from engine import stepping
+    from lineare import charts
     o, state, records = stepping.run("deltanet", q, k, v, beta=beta)    # q, k, v [1, T, H, ·]
     charts.states(records)                    # hv.HoloMap of hv.Image: S_t, one frame per (token, layer, head)
     charts.gates(records)                     # the transition's decay and the delta rule's β, per token
@@ -145,11 +146,25 @@ def recall_map(rule, *, d_k, pairs, alphas=None, betas=None, keys="random", repe
 
 
 def save(chart, path):
-    """`chart` as one HTML file: Bokeh's JavaScript inline and every frame of a HoloMap embedded behind its
-    slider, so that it opens with no server and no network (hv.save)."""
+    """`chart` as one HTML file that opens with no server and asks nothing of the network: Bokeh's and Panel's
+    JavaScript inline, Panel's stylesheets inline (as a notebook run with `pn.extension(inline=True)` gets
+    them; hv.save links them from Panel's CDN), every frame of a HoloMap embedded behind its slider."""
+    import panel as pn
+    from bokeh.document import Document
+    from bokeh.models import UIElement
     from bokeh.resources import INLINE
+    from panel.io.embed import embed_state
+    from panel.io.notebook import patch_inline_stylesheets
+    from panel.io.save import save as save_document
 
-    hv.save(chart, path, backend="bokeh", resources=INLINE)
+    pane = pn.panel(chart)
+    document = Document()
+    with pn.config.set(embed=True):
+        root = pane.get_root(document)
+        embed_state(pane, root, document, progress=False)          # every frame, behind the slider
+    for model in document.select({"type": UIElement}):
+        patch_inline_stylesheets(model)                            # a CDN stylesheet → its text, from Panel's dist
+    save_document(document, str(path), resources=INLINE)
     return path
 
 
