@@ -4,7 +4,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
 
 from app.components.curves import CurvesPicture
-from app.components.plots import LABEL_SIZE, new_figure, style_figure
+from app.components.plots import LABEL_SIZE, all_labels, new_figure, style_figure
 from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
                                                 forgetting_curve)
 from app.i18n import _, format_number
@@ -73,6 +73,7 @@ class EigenPicture:
         self.figure = style_figure(new_figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
                                           y_range=FactorRange(*rows, range_padding=0.12), grid=True), "", "")
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
+        self.figure.yaxis.major_label_policy = all_labels()      # every model named, a phone's 9 rows too
         self.figure.xgrid.visible = True
         self.figure.xgrid.grid_line_color = "#e4e7eb"
         for at in (0.0, 1.0):

@@ -18,8 +18,11 @@ from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label, running_name
 
-CARDS_HEIGHT = {372: 5215, 750: 5180, 996: 3080}   # the cards' height by column width (English and Italian
-# between them), held by their marker until they are made (app/components/later.py)
+# the cards' height by column width in each language (the two levels between them; Italian's words are longer: one
+# height for both left a phone's page 350 px short in Italian), held by their marker until they are made
+# (app/components/later.py); the last width is a 1920-px projector's column
+CARDS_HEIGHT = {"en": {372: 5199, 750: 5121, 996: 3055, 1550: 2548},
+                "it": {372: 5761, 750: 5607, 996: 3393, 1550: 2682}}
 ON_KNOB = N_("On the transition knob: gate “{gate}”, β = {beta}.")
 
 
@@ -164,7 +167,7 @@ class ArchitecturesView(DashboardView):
                         r"$a_t = 1$: one eigenvalue below 0, the others between the $w_i$."
                         ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
         # one card per model, under the first screen: made when the visitor scrolls near them
-        self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT)
+        self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT[current_language()])
         self.store.param.watch(self._draw, "arch")
         session.param.watch(self._draw_words, "level")
         self._draw()
