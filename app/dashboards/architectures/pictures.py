@@ -29,7 +29,7 @@ def dash(variant):
 class ForgettingPicture:
     """One curve per model: the share of a pair written at token 0 that is left n tokens later."""
 
-    def __init__(self, language, width=490, height=430):
+    def __init__(self, language, width=490, height=480):
         self.picture = CurvesPicture(_("What is left of a pair"), _("tokens after it was written"),
                                      _("share of the pair left"), width=width, height=height,
                                      language=language, legend_columns=3)
@@ -67,7 +67,9 @@ class EigenPicture:
     """One row per model: the eigenvalues of its transition at one token on [−1, 1] (β = 1; the delta
     rule also at β = 2, hollow). Its words follow the level (`set_level`)."""
 
-    def __init__(self, width=460, height=430):
+    # 480 px high: nine named rows apart at a presenter's 20-px type, an Italian legend on two rows (at 430 they ran
+    # together; the picture beside it is as high)
+    def __init__(self, width=460, height=480):
         rows = [label(v) for v in reversed(ARCHITECTURES)]          # the first model at the top
         # a row's worth of room at each end: the words under the reference lines sit in the lower one
         self.figure = style_figure(new_figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
