@@ -13,7 +13,7 @@ import html
 import panel as pn
 
 from app.classroom.projector import class_panel, page_reveal
-from app.components.access import FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
 from app.components.later import when_built
 from app.components.presence import Presence
 from app.components.text import TEXT_CSS
@@ -38,7 +38,11 @@ FRAME_HTML_CSS = """
 .lineare-side nav .soon { font-size: 13px; color: #616e7c; margin-left: 4px; }
 .lineare-side nav a[aria-current="page"] .soon { color: #d9e2ec; }
 .lineare-header-buttons { display: flex; gap: 12px; margin: 0 8px 0 auto; }
-.lineare-header-buttons .btn { font-size: calc(15px * var(--lineare-scale, 1)); white-space: nowrap; }
+.lineare-header-buttons .btn { font-size: calc(16px * var(--lineare-scale, 1)); white-space: nowrap; }
+""" + f"""
+/* the browser's thin ring is hard to see: the page's double ring on the links and buttons of the frame */
+.lineare-side nav a:focus-visible, .lineare-side .btn:focus-visible, .lineare-header-buttons .btn:focus-visible {{
+  {FOCUS} }}
 """
 NOTICE_CSS = """
 :host { width: 100%; }

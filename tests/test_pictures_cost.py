@@ -49,8 +49,9 @@ def test_a_renderer_gets_no_spare_glyphs_unless_its_picture_can_select():
     assert (line.nonselection_glyph, line.muted_glyph) == ("auto", "auto")
     faint = fig.scatter(x="x", y="y", source=ColumnDataSource({"x": [], "y": []}), nonselection_fill_alpha=0.5)
     assert faint.nonselection_glyph.fill_alpha == 0.5 and faint.muted_glyph == "auto"
-    bars, check, cross = QueriesPicture(lambda _query: None).figure.renderers        # a tap picks a query
+    bars, column, check, cross = QueriesPicture(lambda _query: None).figure.renderers   # a tap picks a query
     assert bars.nonselection_glyph.fill_alpha == 1.0 and bars.nonselection_glyph.line_alpha == 1.0
+    assert column.nonselection_glyph.fill_alpha == 0 == column.selection_glyph.fill_alpha   # what a tap hits: unseen
     assert check.nonselection_glyph.text_alpha == 0.1 == cross.nonselection_glyph.text_alpha   # as Bokeh's own
 
 

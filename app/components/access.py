@@ -84,29 +84,42 @@ def replacements(language, parts):
     skip = html.escape(_("Skip to the content"))
     toggle = html.escape(_("Show or hide the menu"), quote=True)
     close = html.escape(_("Close"), quote=True)
+    menu = html.escape(_("Menu"), quote=True)
     words = {"up": _("Increase"), "down": _("Decrease")}
     from app.server.building import busy_script
     from app.i18n import browser_locale
     picture_words = {
         "locale": browser_locale(language), "picture": _("Picture"), "close": _("Close"), "row": _("row"),
-        "column": _("column"), "series": _("line {n}"), "series_head": _("line"), "step": _("(step {t})"),
+        "column": _("column"), "series": _("series {n}"), "series_head": _("series"), "step": _("(step {t})"),
         "grid": _("A grid of {rows} × {cols} numbers, from {low} to {high}."),
+        "grid_marks": _("A grid of {rows} × {cols} cells: {marks}."),
         "grid_empty": _("A grid of {rows} × {cols} cells, all empty."),
-        "points": _("Points: {n}; lines: {lines}."),
+        "points": _("Points: {n} ({series})."),
+        "cells": _("{n} cells, from {low} to {high}."), "cells_marks": _("{n} cells: {marks}."),
+        "nothing": _("Nothing drawn yet."), "value": _("value"),
         "numbers": _("Numbers of the picture: {title}"),
         "numbers_tip": _("Show the numbers of this picture as a table")}
+    access_words = {"locale": browser_locale(language), "picture": _("Picture"), "row": _("row {n}"),
+                    "pick": _("arrow keys pick one"), "none": _("none picked yet")}
     return [
         ('<html lang="en"', f'<html lang={json.dumps(language)}'),
         ('aria-label="Toggle sidebar"', f'aria-label="{toggle}"'),
         ('aria-label="Close"', f'aria-label="{close}"'),
         ("<body>", f'<body>\n<a class="lineare-skip" href="#main">{skip}</a>'),
+        # landmarks: the header is the page's banner (Panel makes it a second, unnamed navigation), and the
+        # sidebar (language, level, the laboratories' navigation, the page's knobs) a named region
+        ('<nav class="navbar ', '<header class="navbar '),
+        ('</nav>\n\n  <div class="row overflow-hidden" id="content">',
+         '</header>\n\n  <div class="row overflow-hidden" id="content">'),
+        ('id="sidebar">', f'id="sidebar" role="region" aria-label="{menu}">'),
         # Panel's sidebar is a list whose items are not list items: a plain box
         ('<ul class="nav flex-column">', '<div class="nav flex-column">' + parts.get("sidebar", "")),
         ('<div id="header-items">', '<div id="header-items">' + parts.get("header", "")),
         ("</ul>", "</div>"),
         ('<div class="col mh-100 float-left" id="main">',
          page_script("drawer", {"narrow": NARROW - 0.02, "words": words})
-         + page_script("numbers", picture_words) + page_script("titles") + page_script("frame") + busy_script()
+         + page_script("numbers", picture_words) + page_script("titles") + page_script("access", access_words)
+         + page_script("frame") + busy_script()
          + '\n<div class="col mh-100 float-left" id="main" tabindex="-1" role="main">'),
     ]
 
@@ -117,16 +130,42 @@ WIDGET_FOCUS_CSS = f"""
 .bk-btn:focus-visible, .bk-btn.bk-active:focus-visible, .bk-input:focus-visible, select:focus-visible,
 .noUi-handle:focus-visible, input:focus-visible {{ {FOCUS} z-index: 2; }}
 .noUi-handle {{ min-width: 24px; min-height: 24px; }}
+/* a number box tall enough that each of its two arrows is a fingertip's target, 24 px (they were 30 × 19) */
+.bk-spin-wrapper > input.bk-input {{ min-height: 48px; }}
 input[type="checkbox"], input[type="radio"] {{ width: 24px; height: 24px; }}
 label, .bk-slider-title, .bk-clearfix, .bk-btn, .bk-input {{ font-size: calc(16px * var(--lineare-scale, 1)); }}
 label, .bk-slider-title {{ overflow-wrap: anywhere; white-space: normal; }}
 """
 
 
+CARD_FOCUS_CSS = f".card-header:focus-visible {{ {FOCUS} z-index: 2; }}"
+# the links, disclosures and focusable boxes of a text (the browser's own ring is thin and faint)
+TEXT_FOCUS_CSS = f"a:focus-visible, summary:focus-visible, [tabindex]:focus-visible {{ {FOCUS} }}"
+
+
 def accessible_widgets(parts):
-    """Every widget among `parts` gets a visible focus ring (the names and values are set in the browser)."""
+    """Every widget, card and text among `parts` gets a visible focus ring, and a button group its name (read by the
+    page's access.js from the CSS custom property --lineare-name: Bokeh's button groups carry no name of their own); the
+    states, and the other names and values, are set in the browser."""
     import panel as pn
 
-    for widget in pn.Column(*parts).select(pn.widgets.Widget):
-        if WIDGET_FOCUS_CSS not in widget.stylesheets:
-            widget.stylesheets = [*widget.stylesheets, WIDGET_FOCUS_CSS]
+    groups = (pn.widgets.RadioButtonGroup, pn.widgets.CheckButtonGroup)
+    column = pn.Column(*parts)
+    texts = ((pn.pane.HTML, TEXT_FOCUS_CSS), (pn.pane.Markdown, TEXT_FOCUS_CSS))
+    for owner, sheet in ((pn.layout.Card, CARD_FOCUS_CSS), *texts):
+        for part in column.select(owner):                       # a card's header is a button: the same ring
+            if sheet not in part.stylesheets:
+                part.stylesheets = [*part.stylesheets, sheet]
+    for widget in column.select(pn.widgets.Widget):
+        sheets = [WIDGET_FOCUS_CSS]
+        if isinstance(widget, groups) and (widget.label or widget.name):
+            sheets.append(group_name_css(widget.label or widget.name))
+        missing = [sheet for sheet in sheets if sheet not in widget.stylesheets]
+        if missing:
+            widget.stylesheets = [*widget.stylesheets, *missing]
+
+
+def group_name_css(name):
+    """A stylesheet that gives a widget's element the name `name` in --lineare-name, a CSS string written as JSON
+    (whose escapes CSS reads alike; the browser sets a stylesheet as text, never as HTML)."""
+    return ":host { --lineare-name: %s; }" % json.dumps(str(name), ensure_ascii=False)

@@ -4,10 +4,12 @@
     later.section()                                          # the section itself, made now if not yet
 
 Until then the page holds only a marker of the section's height (`Near`): when the browser sees it come
-within a screen of the window, it says so once, and the server makes the section in its place. Where the page
-scrolls inside the template's main column rather than the window, that column clips the marker first, and it is
-seen only once in view: deliberately left so, since an observer rooted at the column would make the sections
-just below the first screen as the page opens, and the page would cost what it did before they were put off.
+within a screen of the window, or the keyboard reaches it (the marker is a button in the Tab order, named in the
+page's language), it says so once, and the server makes the section in its place; the focus then goes on into it.
+Where the page scrolls inside the template's main column rather than the window, that column clips the marker
+first, and it is seen only once in view: deliberately left so, since an observer rooted at the column would make
+the sections just below the first screen as the page opens, and the page would cost what it did before they were
+put off.
 The section's height depends on the column's width (a phone wraps its text and stacks its pictures): `height`
 may be a number or the section's heights measured at a few widths, {column width: height}, and the marker takes
 the height for its own width, read between them, so that the page hardly moves when the section arrives.
@@ -22,23 +24,34 @@ import param
 from panel.custom import JSComponent
 
 from app.components.browser import module
+from app.i18n import _
 
 MARKER = "lineare-later"                      # the class of a section's marker, until it is made
+MARKER_CSS = """
+.marker { font-size: calc(16px * var(--lineare-scale, 1)); color: #52606d; padding: 4px 10px; }
+.marker:focus-visible { outline: 3px solid #102a43; outline-offset: -3px; box-shadow: inset 0 0 0 6px #ffffff; }
+"""
 # kept on the page's Document itself (freed with it): its Later sections, and what the page's frame does to
 # each part of the page (app/shell.py)
 SECTIONS, FINISH = "lineare_later_sections", "lineare_later_finish"
 
 
 class Near(JSComponent):
-    """An empty block that tells the server, once, that it has come near the window (see above)."""
+    """A section's marker: it tells the server, once, that it came near the window or was reached (see above)."""
 
     seen = param.Boolean(default=False, doc="the block came near the window")
     heights = param.List(default=[[0, 400]], doc="[[column width, height], …] by width: the block's height at "
                          "its own width is read between them (the first's below, the last's above)")
+    label = param.String(default="", doc="what the marker says, to a screen reader and on the page")
 
     BROWSER_WRITES = ("seen",)                   # what the server accepts from the browser (app/server/websocket.py)
 
     _esm = module("near")
+    _stylesheets = [MARKER_CSS]
+
+    def __init__(self, **params):
+        params.setdefault("label", _("Show the next part of this page"))
+        super().__init__(**params)
 
 
 class Later(pn.viewable.Viewer):

@@ -36,6 +36,8 @@ button:focus-visible, input:focus-visible { outline: 3px solid #102a43; outline-
 label { display: flex; flex-direction: column; font-size: calc(16px * var(--s)); color: #323f4b; margin-left: 8px; }
 input[type=range] { width: 220px; max-width: 100%; height: 44px; }
 .where { font-size: calc(16px * var(--s)); color: #52606d; margin-left: 8px; font-variant-numeric: tabular-nums; }
+.spoken { font-size: calc(16px * var(--s)); position: absolute; width: 1px; height: 1px; overflow: hidden;
+          clip: rect(0 0 0 0); clip-path: inset(50%); white-space: nowrap; }
 """
 
 

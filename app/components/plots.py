@@ -32,7 +32,8 @@ from app.i18n import _, browser_locale
 
 TITLE_SIZE = "14pt"         # a title must fit over a 280-px picture, in Italian too
 LABEL_SIZE = "13pt"
-TICK_SIZE = "11pt"
+TICK_SIZE = "12pt"          # 16 px: the least a class reads from the back of the room (ticks, colour bars)
+CELL_SIZE = "12pt"          # 16 px: words and numbers written inside a picture (a cell's number, a ✓, a percentage)
 EMPTY = "#c9d1db"        # cells that hold nothing yet (a KV cache not filled up to there)
 LEVELS = 255             # colour indices 0 … 254; EMPTY_CODE marks an empty cell
 EMPTY_CODE = 255
@@ -208,6 +209,25 @@ def style_figure(fig, x_label, y_label):
     fig.outline_line_color = "#9aa5b1"
     fig.grid.visible = False
     return fig
+
+
+def _luminance(colours):
+    """WCAG's relative luminance of sRGB colours [N, 3] (0 … 255)."""
+    c = np.asarray(colours, dtype=np.float64) / 255
+    c = np.where(c <= 0.04045, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return c @ np.array([0.2126, 0.7152, 0.0722])
+
+
+def readable_ink(fills, alpha=1.0, dark="#000000", light="#ffffff"):
+    """For each cell colour (hex, its opacity `alpha` over white), the one of `dark` and `light` its words
+    are read in best: the higher contrast (black or white gives at least 4.58:1 on any colour; a number on a mid-red
+    cell was white at 4.1:1)."""
+    rgb = np.array([[int(f[i:i + 2], 16) for i in (1, 3, 5)] for f in fills], dtype=np.float64)    # [N, 3]
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), (len(rgb),))[:, None]
+    cell = _luminance(rgb * alpha + 255 * (1 - alpha))
+    ink = {name: float(_luminance([[int(name[i:i + 2], 16) for i in (1, 3, 5)]])[0]) for name in (dark, light)}
+    contrast = lambda a, b: (np.maximum(a, b) + 0.05) / (np.minimum(a, b) + 0.05)
+    return np.where(contrast(cell, ink[light]) > contrast(cell, ink[dark]), light, dark).tolist()
 
 
 def quantize(values, limit):

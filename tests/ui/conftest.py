@@ -1,7 +1,8 @@
 """A real `python -m app` server and a real Chromium for the UI tests.
 
 The browser is Debian's /usr/bin/chromium when present, else Playwright's own build. With neither,
-the tests are skipped on a developer's machine but fail when the CI environment variable is set.
+the tests are skipped on a developer's machine but fail when the CI environment variable is set; so are the
+accessibility tests without axe-core (tests/ui/axe_core.py), which the first of them installs with npm.
 Every page opened through the `open_page` fixture records its requests, console errors and dialogs;
 a request that leaves localhost fails the test that made it.
 """
@@ -34,6 +35,19 @@ def chromium():
         if os.environ.get("CI"):
             pytest.fail(f"CI needs a browser for the UI tests: {error}")
         pytest.skip(f"no browser: {error}")
+
+
+@pytest.fixture(scope="session")
+def axe():
+    """axe-core's script (tests/ui/axe_core.py), installed from the npm registry when missing."""
+    from axe_core import axe_source
+
+    try:
+        return axe_source()
+    except RuntimeError as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI needs axe-core for the accessibility tests: {error}")
+        pytest.skip(f"no axe-core: {error}")
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ that already open pages at the phone, tablet and projector sizes, so no page is 
 - no picture cut off: Bokeh's canvas no wider than the figure's box, and no title or axis name drawn past its
   canvas's edges (a long title on a phone's narrow picture: the page's script wraps it, app/components/plots.py);
   axis names are checked for overlaps too (a numbers button over a vertical axis name), and take two lines at most;
-  an axis's tick labels do not overlap;
+  an axis's tick labels do not overlap; a categorical axis draws every one of its names, none over another;
 - touch targets: every control at least 24 × 24 px, except a link inside running text;
 - the header's height.
 
@@ -76,8 +76,14 @@ LAYOUT_JS = """async () => {
   const CONTROLS = "button, input:not([type=hidden]), select, textarea, a[href], [role=slider], .noUi-handle";
   const SKIP = new Set(["STYLE", "SCRIPT", "NOSCRIPT", "TEMPLATE", "OPTION", "TITLE"]);
   const targets = [];
+  // text kept for a screen reader only: a box of 1 px that clips it (a live region)
+  const spoken = (el) => {
+    const style = getComputedStyle(el);
+    return style.position === "absolute" && (style.clip !== "auto" || style.clipPath !== "none") &&
+           el.getBoundingClientRect().width <= 1;
+  };
   for (const el of all) {
-    if (SKIP.has(el.tagName) || !seen(el)) continue;
+    if (SKIP.has(el.tagName) || !seen(el) || spoken(el)) continue;
     // a formula is one block of text: its accents, sub- and superscripts sit over its letters by design
     if (el.tagName.toLowerCase() === "math") { add("text", el, el.getBoundingClientRect(), "formula"); continue; }
     if (el.closest("math")) continue;
@@ -87,13 +93,14 @@ LAYOUT_JS = """async () => {
       for (const r of range.getClientRects()) add("text", el, r, node.textContent.trim().slice(0, 40));
     }
     const r = el.getBoundingClientRect();
-    if (el.matches(CONTROLS)) {
+    if (el.matches(CONTROLS) && !el.matches(".bk-events")) {        // a picture's event layer: the picture
       const what = (el.getAttribute("aria-label") || el.textContent || el.tagName).trim().slice(0, 40);
       add("control", el, r, what);
-      // a link within running text is exempt from the target size (WCAG 2.5.8), as are Bokeh's spinner
-      // arrows (out of the tab order: the box's own arrow keys and typing do the same)
+      // a link within running text is exempt from the target size (WCAG 2.5.8); Bokeh's spinner arrows are out
+      // of the tab order (the box's own arrow keys and typing do the same), but a finger still taps them
       const inline = el.tagName === "A" && getComputedStyle(el).display === "inline";
-      if (!inline && el.tabIndex >= 0 && clipped(el, r)) targets.push({what, w: r.width, h: r.height});
+      const tapped = el.tabIndex >= 0 || el.matches(".bk-spin-btn");
+      if (!inline && tapped && clipped(el, r)) targets.push({what, w: r.width, h: r.height});
     }
     // a figure is one picture (its canvases, layers of one drawing, are inside it)
     const layer = el.tagName === "CANVAS" && el.getRootNode() !== document;
@@ -136,6 +143,40 @@ LAYOUT_JS = """async () => {
     const axes = ["below", "above", "left", "right"].flatMap(side => view.model[side] || []);
     for (const axis of axes) {
       const drawnAxis = view.renderer_views.get(axis), name = drawnAxis && drawnAxis._axis_label_view;
+      // a categorical axis's names (the models of a row, the words of a table): every one drawn (a labelling policy
+      // that leaves out those that would touch left four of nine models unnamed on a phone), none running into the
+      // next; placed and measured as Bokeh places them (CategoricalAxisView._get_factor_info, _draw_oriented_labels)
+      if (drawnAxis && axis.visible && /Categorical/.test(axis.type) && drawnAxis._get_factor_info) {
+        const [labels, coords, orient, visuals] = drawnAxis._get_factor_info()[0];
+        const [sxs, sys] = drawnAxis.scoords(coords);
+        const {vertical_align, align} = drawnAxis.panel.get_label_text_heuristics(orient);
+        labels.visuals = visuals.values();
+        labels.angle = drawnAxis.panel.get_label_angle_heuristic(orient);
+        labels.base_font_size = drawnAxis.plot_view.base_font_size;
+        labels.items.forEach((label, i) => {
+          label.position = {sx: sxs[i], sy: sys[i], x_anchor: align, y_anchor: vertical_align};
+        });
+        const boxes = labels.items.map(label => label.bbox()), along = drawnAxis.dimension;
+        const start = (b) => along === 0 ? b.left : b.top, end = (b) => along === 0 ? b.right : b.bottom;
+        const order = [...boxes.keys()].sort((i, j) => start(boxes[i]) - start(boxes[j]));
+        const gaps = order.slice(1).map((j, k) => start(boxes[j]) - end(boxes[order[k]]));
+        const policy = axis.major_label_policy;
+        const least = policy && policy.type === "NoOverlap" ? policy.min_distance : null;
+        let kept = boxes.length;
+        if (least !== null) {                 // NoOverlap: a label closer than its distance to the last kept one goes
+          kept = 0;
+          for (let k = 0, last = null; k < order.length; k++) {
+            if (last === null || start(boxes[order[k]]) - end(boxes[last]) >= least) { kept++; last = order[k]; }
+          }
+        }
+        const title = view.model.title ? view.model.title.text : "";
+        const what = `«${axis.axis_label || "a categorical axis"}» of «${title}»`;
+        if (kept < boxes.length) {
+          wide.push(`${what}: ${kept} of its ${boxes.length} names drawn`);
+        } else if (gaps.length && Math.min(...gaps) < 0) {
+          wide.push(`${what}: names run together (${Math.round(Math.min(...gaps))} px)`);
+        }
+      }
       // its tick labels, placed and measured as Bokeh draws them: a gap between neighbours
       if (drawnAxis && axis.visible && !/Categorical/.test(axis.type) && drawnAxis.tick_coords &&
           drawnAxis.tick_coords.major[0].length > 1) {
@@ -145,9 +186,17 @@ LAYOUT_JS = """async () => {
         const sizes = labels.items.map(l => along === 0 ? l.size().width : l.size().height);
         const order = [...at.keys()].sort((i, j) => at[i] - at[j]);
         const gaps = order.slice(1).map((j, k) => at[j] - at[order[k]] - (sizes[j] + sizes[order[k]]) / 2);
+        // named ticks (a table's words, a map's questions): a labelling policy that leaves out those that would come
+        // closer than its distance drops words a reader must find
+        const named = axis.major_label_overrides && axis.major_label_overrides.size > 0 &&
+                      axis.ticker && axis.ticker.type === "FixedTicker";
+        const policy = axis.major_label_policy, least = policy && policy.type === "NoOverlap" ? policy.min_distance : 0;
         if (Math.min(...gaps) < 0) {      // overlapping (the softmax table's words sit 1 px apart, presenter)
           wide.push(`tick labels of «${axis.axis_label || "an axis"}» run together (${Math.round(Math.min(...gaps))} ` +
                     `px apart, «${view.model.title ? view.model.title.text : ""}»)`);
+        } else if (named && Math.min(...gaps) < least) {
+          wide.push(`named ticks of «${axis.axis_label || "an axis"}» ${Math.round(Math.min(...gaps))} px apart: ` +
+                    `some left out («${view.model.title ? view.model.title.text : ""}»)`);
         }
       }
       if (!name || !axis.visible || !drawnAxis.bbox || typeof axis.axis_label !== "string") continue;
@@ -180,12 +229,16 @@ LAYOUT_JS = """async () => {
   for (let i = 0; i < items.length; i++) {
     for (let j = i + 1; j < items.length; j++) {
       const a = items[i], b = items[j];
-      if (a.el === b.el || holds(a.el, b.el) || holds(b.el, a.el) || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
+      // (two axis names are drawn on one canvas: the one element that holds both)
+      const names = a.kind === "axis name" && b.kind === "axis name";
+      const same = a.el === b.el, nested = !same && (holds(a.el, b.el) || holds(b.el, a.el));
+      if ((same && !names) || nested || arrows(a.el, b.el) || arrows(b.el, a.el)) continue;
       const w = Math.min(a.box.right, b.box.right) - Math.max(a.box.left, b.box.left);
       const h = Math.min(a.box.bottom, b.box.bottom) - Math.max(a.box.top, b.box.top);
       // a line of text's box is its glyphs' whole extent (a tight line height, a superscript reach past the
       // ink): 3 px of slack where text is one of the two
-      const slack = a.kind === "text" || b.kind === "text" ? 3 : 1;
+      // the two names of a picture's axes keep 12 px apart: at a map's corner, 8 px apart, they read as one
+      const slack = names ? -12 : a.kind === "text" || b.kind === "text" ? 3 : 1;
       if (w > slack && h > slack) {
         overlaps.push(`${a.kind} «${a.what}» and ${b.kind} «${b.what}» overlap by ${Math.round(w)}×${Math.round(h)}`);
       }
@@ -248,10 +301,23 @@ TABLES_JS = """() => {
     }
     const room = box ? box.clientWidth : document.documentElement.clientWidth;
     const scrolls = !!box && ["auto", "scroll"].includes(getComputedStyle(box).overflowX);
+    // words broken across lines inside a cell ("Attenzion|e"): a word's own characters on two lines
+    const broken = [];
+    for (const cell of table.querySelectorAll("td, th")) {
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        for (const found of node.textContent.matchAll(/[^\s\u00ad-]+/g)) {
+          const range = document.createRange();
+          range.setStart(node, found.index); range.setEnd(node, found.index + found[0].length);
+          const tops = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+          if (tops.size > 1) broken.push(found[0]);
+        }
+      }
+    }
     const caption = table.querySelector("caption, th");
     return {what: caption ? caption.textContent.trim().slice(0, 40) : "a table", width: Math.round(width),
             room, scrolls, region: !!box && box.getAttribute("role") === "region",
-            name: box ? (box.getAttribute("aria-label") || "") : "", focusable: !!box && box.tabIndex >= 0,
+            name: box ? (box.getAttribute("aria-label") || "") : "", focusable: !!box && box.tabIndex >= 0, broken,
             rows: Array.from(table.rows).map((row) => Math.round(row.getBoundingClientRect().height))};
   });
 }"""
@@ -259,8 +325,8 @@ TABLES_JS = """() => {
 
 def table_problems(page, tallest=120):
     """The shown tables of the loaded page that a phone cannot read: wider than their box where that box is not a
-    scrolling region with a name that the keyboard reaches, or with rows over `tallest` px (words wrapped a few
-    to a line). Sentences, as `problems`."""
+    scrolling region with a name that the keyboard reaches, with rows over `tallest` px (words wrapped a few
+    to a line), or with words broken in the middle across two lines. Sentences, as `problems`."""
     found = []
     for table in page.evaluate(TABLES_JS):
         where = f"table «{table['what']}», {table['width']} px"
@@ -271,4 +337,6 @@ def table_problems(page, tallest=120):
         high = [h for h in table["rows"] if h > tallest]
         if high:
             found.append(f"{where}: rows {high} px high, over {tallest}")
+        if table["broken"]:
+            found.append(f"{where}: words broken across lines: {table['broken'][:5]}")
     return found

@@ -1,4 +1,5 @@
 """Where memory fails in a real browser against a real server (fixtures in conftest.py)."""
+import re
 import time
 
 from first_screen import LEGEND_MARKERS_JS, PROJECTOR, scroll_to_every_section
@@ -44,6 +45,16 @@ def test_click_a_failed_query_and_reopen_the_link(open_page):
     page.get_by_text(f"Query {query} is answered with the number of pair").wait_for()
     page.wait_for_function(f"() => window.location.search.includes('query={query}')")
     link = page.url
+    # by keyboard: the picture is a slider (its event layer, app/js/page/access.js) whose arrows pick the next query
+    slider = page.get_by_role("slider", name=re.compile("^Every query at this N"))
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    page.locator("p", has_text=f"Query {query + 1} is answered").first.wait_for()
+    assert slider.get_attribute("aria-valuetext").startswith(f"query {query + 1}, match ")
+    # a tap anywhere in a query's column picks it, high above its bar too (the bar alone was 8 px wide)
+    x, y = page.evaluate(POINT_ON_SCREEN, ["Every query", start, 1.05])
+    page.mouse.click(x, y)
+    page.get_by_text(f"Query {start} is answered right.").wait_for()
 
     again = open_page().open(link.split(visit.server)[-1])   # the shared link reopens the same query
     taken_apart(again)

@@ -1,5 +1,6 @@
 """Animation in the browser: the server sends a run once; playing and stepping send nothing back."""
 import hashlib
+import re
 
 from app.devtools import SocketTraffic, wait_until_quiet
 
@@ -22,6 +23,26 @@ def answer_shown(page, step):
     """Is the memory's answer under the token of `step` visible (answers appear once reached)?"""
     return page.locator(f'[data-step="{step}"] .answer > span').evaluate(
         "span => getComputedStyle(span).visibility") == "visible"
+
+
+# every live region of the page (not a notice: role=alert), and from now on what each says (window.__said)
+LIVE_JS = """() => {
+  window.__said = []
+  const regions = []
+  const walk = (root) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (el.shadowRoot) walk(el.shadowRoot)
+      const live = el.getAttribute("aria-live"), role = el.getAttribute("role")
+      if ((live && live !== "off") || ["status", "log", "marquee", "timer"].includes(role)) regions.push(el)
+    }
+  }
+  walk(document)
+  for (const el of regions) {
+    new MutationObserver(() => window.__said.push(el.textContent)).observe(el, {childList: true, characterData: true,
+                                                                              subtree: true})
+  }
+  return regions.length
+}"""
 
 
 # counts, from now on, how often Bokeh measures the axes, titles and colour bars of the figures with fixed ranges
@@ -64,6 +85,7 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     before, quiet = picture(page), len(sent)
     page.get_by_role("heading", name="The state fills up").click()
     assert page.evaluate(COUNT_MEASURES) > 0
+    assert page.evaluate(LIVE_JS) == 1                          # one live region speaks the steps
     for _ in range(3):
         page.keyboard.press("ArrowRight")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '5'")
@@ -71,9 +93,16 @@ def test_stepping_and_playing_send_nothing_and_the_url_keeps_the_frame(open_page
     assert url_frame(page) == "5" and answer_shown(page, 5) and picture(page) != before
     # the steps repainted the pictures without measuring their unchanged axes again
     assert page.evaluate("window.__measures") == 0
+    # each step is said once, with what the frame's texts say: «Bruno?» asked and answered at step 6
+    said = page.evaluate("window.__said")
+    assert [text.split(".")[0] for text in said] == ["Step 4 of 11", "Step 5 of 11", "Step 6 of 11"], said
+    assert "Bruno" in said[-1]
+    page.evaluate("window.__said = []")
     page.get_by_role("button", name="▶ Play").click()
     page.get_by_role("button", name="▶ Play").wait_for(timeout=10_000)   # played to the end and stopped
     assert frame(page) == 10 and url_frame(page) == "10"
+    said = page.evaluate("window.__said")                 # five frames played, the last one said
+    assert len(said) == 1 and said[0].startswith("Step 11 of 11."), said
     page.get_by_role("button", name="Forward ▶").click()                 # at the end: stays there
     page.get_by_role("button", name="◀ Back").click()
     assert frame(page) == 9
@@ -133,11 +162,11 @@ def test_a_link_with_a_frame_reopens_it_and_two_bills_plays_in_the_browser(open_
     sent = traffic.sent
     visit.open("/two-bills?lang=en&tokens=16&t=3")
     page.wait_for_function("() => document.body.dataset.lineareFrame === '3'", timeout=60_000)
-    page.get_by_text("Token 4 of 16", exact=False).wait_for()
+    page.get_by_text(re.compile("^Token 4 of 16 ")).wait_for()            # the line shown (the live region says it too)
     wait_until_quiet(page, traffic)
     quiet = len(sent)
     page.get_by_role("heading", name="Two bills").click()
     page.keyboard.press("ArrowRight")
-    page.get_by_text("Token 5 of 16", exact=False).wait_for()
+    page.get_by_text(re.compile("^Token 5 of 16 ")).wait_for()
     assert url_frame(page) == "4" and len(sent) == quiet
     assert visit.errors == []

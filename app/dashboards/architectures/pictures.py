@@ -4,7 +4,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
 
 from app.components.curves import CurvesPicture
-from app.components.plots import LABEL_SIZE, new_figure, style_figure
+from app.components.plots import LABEL_SIZE, all_labels, new_figure, style_figure
 from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
                                                 forgetting_curve)
 from app.i18n import _, format_number
@@ -12,10 +12,12 @@ from app.variants import REGISTRY, label
 
 SMALL_SIZE = "12pt"       # 16 px: the legends' names and the words on the axis, read from the back of a room
 
-# Okabe & Ito's colours; the family in the dash (solid: accumulates or fades, dashed: corrects), so
-# the curves still read in grey. RWKV-6 has GLA's transition: GLA's colour, dotted, on top of it.
-COLOURS = {"linear": "#000000", "retnet": "#e69f00", "mamba2": "#56b4e9", "gla": "#009e73", "rwkv6": "#009e73",
-           "mlstm": "#7b8794", "deltanet": "#0072b2", "gated_deltanet": "#d55e00", "rwkv7": "#cc79a7"}
+# Okabe & Ito's colours, darkened where a line drawn at alpha 0.75 on white fell under 3:1 (their orange, sky blue,
+# green, grey, vermillion and pink; the sky blue, too light to darken apart from the blue, is a purple); the family
+# in the dash (solid: accumulates or fades, dashed: corrects), so the curves still read in grey. RWKV-6 has GLA's
+# transition: GLA's colour, dotted, on top of it.
+COLOURS = {"linear": "#000000", "retnet": "#946000", "mamba2": "#7b52ae", "gla": "#007a5a", "rwkv6": "#007a5a",
+           "mlstm": "#5f6b78", "deltanet": "#0072b2", "gated_deltanet": "#c05200", "rwkv7": "#a8457f"}
 DASHES = {"rwkv6": "dotted"}
 THIN, THICK = 2.5, 6
 
@@ -27,7 +29,7 @@ def dash(variant):
 class ForgettingPicture:
     """One curve per model: the share of a pair written at token 0 that is left n tokens later."""
 
-    def __init__(self, language, width=490, height=430):
+    def __init__(self, language, width=490, height=480):
         self.picture = CurvesPicture(_("What is left of a pair"), _("tokens after it was written"),
                                      _("share of the pair left"), width=width, height=height,
                                      language=language, legend_columns=3)
@@ -65,12 +67,15 @@ class EigenPicture:
     """One row per model: the eigenvalues of its transition at one token on [−1, 1] (β = 1; the delta
     rule also at β = 2, hollow). Its words follow the level (`set_level`)."""
 
-    def __init__(self, width=460, height=430):
+    # 480 px high: nine named rows apart at a presenter's 20-px type, an Italian legend on two rows (at 430 they ran
+    # together; the picture beside it is as high)
+    def __init__(self, width=460, height=480):
         rows = [label(v) for v in reversed(ARCHITECTURES)]          # the first model at the top
         # a row's worth of room at each end: the words under the reference lines sit in the lower one
         self.figure = style_figure(new_figure(title="", width=width, height=height, x_range=Range1d(-1.15, 1.15),
                                           y_range=FactorRange(*rows, range_padding=0.12), grid=True), "", "")
         self.figure.yaxis.major_label_text_font_size = LABEL_SIZE
+        self.figure.yaxis.major_label_policy = all_labels()      # every model named, a phone's 9 rows too
         self.figure.xgrid.visible = True
         self.figure.xgrid.grid_line_color = "#e4e7eb"
         for at in (0.0, 1.0):

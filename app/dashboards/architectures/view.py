@@ -18,8 +18,11 @@ from app.i18n import N_, _, current_language, format_number
 from app.urlstate import serialize
 from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label, running_name
 
-CARDS_HEIGHT = {372: 5215, 750: 5180, 996: 3080}   # the cards' height by column width (English and Italian
-# between them), held by their marker until they are made (app/components/later.py)
+# the cards' height by column width in each language (the two levels between them; Italian's words are longer: one
+# height for both left a phone's page 350 px short in Italian), held by their marker until they are made
+# (app/components/later.py); the last width is a 1920-px projector's column
+CARDS_HEIGHT = {"en": {372: 5199, 750: 5121, 996: 3055, 1550: 2548},
+                "it": {372: 5761, 750: 5607, 996: 3393, 1550: 2682}}
 ON_KNOB = N_("On the transition knob: gate “{gate}”, β = {beta}.")
 
 
@@ -167,7 +170,7 @@ class ArchitecturesView(DashboardView):
         self.pictures = {"forgetting": main(self.forgetting.figure, (0, 12, 8, 0)),
                          "eigen": main(self.eigen.figure, (0, 0, 8, 0))}
         # one card per model, under the first screen: made when the visitor scrolls near them
-        self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT)
+        self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT[current_language()])
         self.store.param.watch(self._draw, "arch")
         session.param.watch(self._draw_words, "level")
         self._draw()

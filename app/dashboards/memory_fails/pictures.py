@@ -8,13 +8,15 @@ from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool,
                           TapTool)
 
 from app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
-from app.components.plots import LABEL_SIZE, PALETTE, colour_bar, new_figure, style_figure
+from app.components.plots import CELL_SIZE, LABEL_SIZE, PALETTE, colour_bar, new_figure, readable_ink, style_figure
 from app.i18n import _, format_number
 from app.variants import REGISTRY
 from engine.ops import VARIANTS
 
-RIGHT, WRONG, NEUTRAL = BLUE, VERMILLION, "#9fb3c8"      # Okabe–Ito blue / vermillion, and a quiet grey
+RIGHT, WRONG, NEUTRAL = BLUE, VERMILLION, "#6f8198"      # Okabe–Ito blue / vermillion, and a quiet grey (3:1)
+WRONG_INK = "#b83d00"              # vermillion darkened for a ✗ written on white, and under a white ✓/✗ (4.5:1)
 INK = "#1f2933"                                            # the bound: dark grey, dashed
+STRIPES = "/"                                              # the bars that pushed an answer wrong: striped
 
 
 class CapacityCharts:
@@ -31,7 +33,7 @@ class CapacityCharts:
         self.errors.line("bound", color=INK, dash="dashed", width=3)
         self.errors.dots("best", color=BLUE, marker="square", size=9, alpha=0.9)
         self.errors.line("error", color=VERMILLION, width=3)
-        self.errors.dots("error_dots", color=VERMILLION, size=7, alpha=0.8)
+        self.errors.dots("error_dots", color=VERMILLION, size=7, alpha=0.9)
         self.errors.label("bound", _("the best of any linear read-out (one-hot values)"), ["bound"])
         self.errors.label("best", _("the best read-out of these keys"), ["best"])
         self.errors.label("error", _("this memory's read-out"), ["error", "error_dots"])
@@ -76,13 +78,18 @@ class QueriesPicture:
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, fill_color="color",
                          line_color="line", line_width=3, nonselection_fill_alpha=1.0,
                          selection_fill_alpha=1.0, nonselection_line_alpha=1.0)
+        # what a tap hits: the query's whole column, top to bottom and gap included, not its bar alone (a short bar
+        # of 24 queries was a target of 8 × 30 px on a projector); drawn in no colour
+        self.column = self.figure.vbar(x="x", top=1.1, bottom=-0.35, width=1.0, source=self.source, fill_alpha=0,
+                                       line_alpha=0, selection_fill_alpha=0, nonselection_fill_alpha=0,
+                                       selection_line_alpha=0, nonselection_line_alpha=0).glyph
         # ✓ / ✗ under the bars (readable without colour), one text glyph per mark with a fixed colour:
         # Bokeh 3.9's text glyph raised a RangeError in the browser with a colour column after updates
         self.marks = {}
-        for mark, color in (("✓", RIGHT), ("✗", WRONG)):
+        for mark, color in (("✓", RIGHT), ("✗", WRONG_INK)):
             self.marks[mark] = ColumnDataSource({"x": [], "y": []})
             self.figure.text(x="x", y="y", text={"value": mark}, source=self.marks[mark], text_align="center",
-                             text_font_size="11pt", text_color=color)
+                             text_font_size=CELL_SIZE, text_color=color)
         self.figure.add_tools(HoverTool(tooltips=[(_("query"), "@x"), (_("match"), "@top{0.00}")]))
         self.figure.select_one(TapTool).behavior = "select"
         self._on_pick = on_pick
@@ -100,6 +107,7 @@ class QueriesPicture:
         low = min(float(cosines.min()), 0.0) - 0.2               # room under the bars for ✓ / ✗
         self.figure.x_range.update(start=0.4, end=N + 0.6)
         self.figure.y_range.update(start=low, end=1.1)
+        self.column.bottom = low
         colors = [RIGHT if r else WRONG for r in right]
         self.source.data = {
             "x": np.arange(1, N + 1), "top": cosines, "color": colors,
@@ -114,11 +122,14 @@ class WeightsPicture:
     """The decomposition of one read-out: how much of each stored pair's value comes out."""
 
     def __init__(self):
-        self.source = ColumnDataSource({"x": [], "top": [], "color": []})
+        self.source = ColumnDataSource({"x": [], "top": [], "color": [], "hatch": []})
         self.figure = style_figure(new_figure(title="", width=760, height=300, x_range=Range1d(0.4, 1.6),
                                           y_range=Range1d(-0.5, 1.1)),
                                    _("stored pair (in the order written)"), _("how much of its value comes out"))
-        self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color="color")
+        # the pairs that pushed hardest are striped as well as amber: told apart from the vermillion answer by more
+        # than a colour (the two come close for a deuteranope)
+        self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color="color", hatch_pattern="hatch",
+                         hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=2)
         self.figure.add_layout(Span(location=0, dimension="width", line_color="#52606d", line_width=1))
         self.figure.add_tools(HoverTool(tooltips=[(_("pair"), "@x"), (_("weight"), "@top{0.000}")]))
 
@@ -134,7 +145,8 @@ class WeightsPicture:
         self.figure.x_range.update(start=0.4, end=W + 0.6)
         self.figure.y_range.update(start=low - pad, end=high + pad)
         self.figure.title.text = title
-        self.source.data = {"x": np.arange(1, W + 1), "top": weights, "color": colors}
+        hatch = [STRIPES if i in set(intruders) - {answer, target} else " " for i in range(W)]
+        self.source.data = {"x": np.arange(1, W + 1), "top": weights, "color": colors, "hatch": hatch}
 
 
 def drawn(figure, size, before):
@@ -182,7 +194,7 @@ class TrainedPicture:
         self._on_pick = on_pick
         self.cells.selected.on_change("indices", self.clicked)
         self.grid.text(x="x", y="y", text="mark", source=self.cells, text_align="center",
-                       text_baseline="middle", text_color="white", text_font_size="11pt")
+                       text_baseline="middle", text_color="white", text_font_size=CELL_SIZE)
         self.grid.add_tools(HoverTool(tooltips=[(_("query"), "@query"), (_("key"), "@key"),
                                                 (_("right value"), "@expected"), (_("model's answer"), "@predicted")]))
         self.grid.yaxis.major_label_text_font_size = LABEL_SIZE
@@ -191,7 +203,7 @@ class TrainedPicture:
                                      _("share of queries right"), "")
         self.accuracy.hbar(y="y", right="right", height=0.7, source=self.bars, color=BLUE)
         self.accuracy.text(x="right", y="y", text="label", source=self.bars, x_offset=4,
-                           text_baseline="middle", text_font_size="11pt")
+                           text_baseline="middle", text_font_size=CELL_SIZE)
         # its own names of the models: on a projector it sits under the grid, not beside it
         self.accuracy.yaxis.major_label_text_font_size = LABEL_SIZE
         self.accuracy.xaxis.ticker = FixedTicker(ticks=[0, 0.25, 0.5, 0.75, 1])   # the room past 1 is for labels
@@ -209,7 +221,7 @@ class TrainedPicture:
                 columns["y"].append(self._where(name, i // across, rows))
                 columns["h"].append(0.86 * self._band(rows) / rows)
                 columns["query"].append(i + 1)
-                columns["color"].append(RIGHT if got == want else WRONG)
+                columns["color"].append(RIGHT if got == want else WRONG_INK)
                 columns["mark"].append("" if K > 40 else ("✓" if got == want else "✗"))
                 columns["key"].append(int(example.tokens[position]))
                 columns["expected"].append(int(want))
@@ -322,6 +334,7 @@ class WritesPicture:
         kept, similar = _("let through by the later steps"), _("similar to the question")    # not inside an
         self.legend_html = (f'<span style="color:{BLUE}">━━</span> {html.escape(kept)}'        # f-string: Babel
                             f'<br><span style="color:{ORANGE}">●</span> {html.escape(similar)}')  # would miss them
+        self.why.renderers["kept"].name, self.why.renderers["similarity"].name = kept, similar   # its numbers' table
         self.marks = []                                   # the right pair's positions (blue bars above)
         for _i in range(2):
             span = Span(location=0, dimension="height", line_color=RIGHT, line_dash="dotted", line_width=2)
@@ -353,7 +366,7 @@ class WritesPicture:
 # a number in a square of the accuracy map: the largest of these type sizes (px) at which every number fits its
 # square, as wide as the browser draws the map (a phone's is a third of a projector's); none fits: no numbers
 # (the colours, the colour bar, the hover and the numbers view still tell them)
-CELL_FONTS = (11 * 4 / 3, 10 * 4 / 3, 9 * 4 / 3)
+CELL_FONTS = (16,)        # px: a square's number at 16 px where it fits, else none (its colour and the table)
 DIGIT_EM = 0.58                      # a digit's width in ems of Bokeh's sans-serif (Helvetica, Arial: 0.556)
 CELL_PADDING = 2                     # px of the square left around its number
 
@@ -376,14 +389,15 @@ class AccuracyMap:
         self.numbers = []                                    # every square's number, shown or not
         self.cells = ColumnDataSource({"left": [], "right": [], "bottom": [], "top": [], "accuracy": [], "x": [],
                                        "y": [], "label": [], "ink": [], "d_k": [], "pairs": []})
-        self.mapper = LinearColorMapper(palette=list(reversed(PALETTE)), low=0, high=1)   # red wrong, blue right
+        self.colours = list(reversed(PALETTE))            # red wrong, blue right; a number's ink by its square's
+        self.mapper = LinearColorMapper(palette=self.colours, low=0, high=1)
         self.figure = style_figure(new_figure(title=_("Answers right, for every d_k"), width=940, height=330,
                                           x_range=Range1d(0, 4.1), y_range=Range1d(-0.5, 3.5)),
                                    _("pairs per number of a key, N / d_k"), _("numbers in a key, d_k"))
         self.figure.quad(left="left", right="right", bottom="bottom", top="top", source=self.cells,
                          fill_color={"field": "accuracy", "transform": self.mapper}, line_color="white")
         self.texts = self.figure.text(x="x", y="y", text="label", source=self.cells, text_align="center",
-                                      text_baseline="middle", text_color="ink", text_font_size="11pt")
+                                      text_baseline="middle", text_color="ink", text_font_size=CELL_SIZE)
         # the browser says how wide it draws the map (app/server/websocket.py lets it): the numbers are fitted to it
         self.figure.on_change("inner_width", lambda _attr, _old, _new: self.fit_numbers())
         self.figure.add_layout(Span(location=1, dimension="height", line_color=INK, line_dash="dashed", line_width=2))
@@ -413,7 +427,8 @@ class AccuracyMap:
                 columns["x"].append((edges[j] + edges[j + 1]) / 2)
                 columns["y"].append(row)
                 numbers.append(format_number(round(100 * float(right)), 0))
-                columns["ink"].append("white" if abs(right - 0.5) > 0.3 else INK)
+                square = self.colours[min(int(right * len(self.colours)), len(self.colours) - 1)]
+                columns["ink"].append(readable_ink([square])[0])
                 columns["d_k"].append(int(size))
                 columns["pairs"].append(int(N))
         self.figure.x_range.update(start=0, end=top_ratio)

@@ -268,7 +268,7 @@ class QuerySection(pn.viewable.Viewer):
             elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
                          "into the answer when this label is asked: the right pair (blue) should be near 1 and "
                          "all the others near 0. The orange-red bar is the pair whose information came out instead of "
-                         "the right one; the amber bars are the pairs that pushed the answer hardest towards a "
+                         "the right one; the striped amber bars are the pairs that pushed the answer hardest towards a "
                          "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
                          "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
                          "the others add on top."),
@@ -278,8 +278,8 @@ class QuerySection(pn.viewable.Viewer):
                         "(sum rule: $k_i^\\top q$), measured as the read-out of one-hot values (a single 1, every "
                         "other number 0). The answer is the stored value of largest cosine with $o$; a wrong one "
                         "$v_r$ wins when the cross-talk $\\sum_{i \\ne j} (w_i^\\top q) v_i$ outweighs the right "
-                        "term. Amber: the writes with the largest push $(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ "
-                        "towards $v_r$."))
+                        "term. Striped amber: the writes with the largest push "
+                        "$(w_i^\\top q)\\, v_i^\\top (v_r - v_j)$ towards $v_r$."))
         store.param.watch(self._draw_detail, ["run", "query"])
         session.param.watch(self._draw_detail, ["level"])
         self._draw_detail()

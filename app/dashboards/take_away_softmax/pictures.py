@@ -13,12 +13,12 @@ from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, Fixe
 
 from app.components.browser import callback
 from app.components.curves import BLUE, VERMILLION
-from app.components.plots import (EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize, set_frame,
-                                  new_figure, style_figure)
+from app.components.plots import (CELL_SIZE, EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize,
+                                  readable_ink, set_frame, new_figure, style_figure)
 from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
-INK, LIGHT_INK = "#102a43", "white"
-FRAME_LINE = "#f0b429"                  # the current row: the lamp colour of the other pages
+INK, LIGHT_INK = "#102a43", "#ffffff"
+FRAME_LINE = "#946000"                  # the current row: a dark amber, seen at 3:1 on white and on the cells
 
 
 class CellsPicture:
@@ -34,7 +34,7 @@ class CellsPicture:
         boxes = self.figure.rect("x", "y", width=1, height=1, source=self.cells, view=view, fill_color="fill",
                                  fill_alpha="alpha", line_color="white", line_width=1, level="overlay")
         numbers = self.figure.text("x", "y", text="label", source=self.cells, view=CDSView(filter=self.cell_filter),
-                                   text_align="center", text_baseline="middle", text_font_size="11pt",
+                                   text_align="center", text_baseline="middle", text_font_size=CELL_SIZE,
                                    text_color="ink", text_font_style="style", level="overlay")
         self.text = numbers.glyph
         self.drawn = [boxes, numbers]                 # the cells and their numbers (a lesson card may hold them back)
@@ -53,7 +53,7 @@ class CellsPicture:
             axis.major_label_policy = all_labels()
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
-    def set_grid(self, rows, cols, x_labels, y_labels, *, font="11pt", split_col=None, split_row=None):
+    def set_grid(self, rows, cols, x_labels, y_labels, *, font=CELL_SIZE, split_col=None, split_row=None):
         """The grid's shape, its tick labels and the cells' type size; a line after `split_col` columns and
         after `split_row` rows."""
         fig = self.figure
@@ -77,15 +77,14 @@ class CellsPicture:
         codes = quantize(values, limit).ravel()                                 # [F · rows · cols]
         fill = np.array([*PALETTE, EMPTY])[np.minimum(codes, len(PALETTE))]              # empty → EMPTY
         shown = np.broadcast_to(1.0 if shown is None else np.asarray(shown, dtype=np.float64), values.shape)
-        # a veiled cell (shown < 1) pales its colour, not its number: dark italic text on the pale colour
-        # stays readable (a faded number was 2.1-2.4:1 against its cell)
+        # a veiled cell (shown < 1) pales its colour, not its number: italic text on the pale colour, dark or white
+        # as each cell reads best (a faded number was 2.1-2.4:1 against its cell)
         veiled = shown.ravel() < 1
-        strong = (np.abs(np.nan_to_num(values.ravel())) > 0.55 * limit) & ~veiled     # white text on dark cells
         y, x = np.mgrid[0:rows, 0:cols] + 0.5                                  # cell centres [rows, cols]
         self.cells.data = {"x": np.tile(x.ravel(), F), "y": np.tile(y.ravel(), F), "value": values.ravel(),
                            "fill": fill.tolist(), "alpha": shown.ravel(),
                            "label": [str(s) for s in np.asarray(labels).ravel()],
-                           "ink": np.where(strong, LIGHT_INK, INK).tolist(),
+                           "ink": readable_ink(fill, shown.ravel(), light=LIGHT_INK),
                            "style": np.where(veiled, "italic", "normal").tolist()}
         set_frame(self.cell_filter, rows * cols, t)
         boxes = framed if framed is not None else [(0, 0, 0, 0)] * F

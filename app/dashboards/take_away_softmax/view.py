@@ -56,19 +56,20 @@ class SoftmaxView(DashboardView):
 
         self.point = Explanation(session)
         self.switch = pn.widgets.RadioButtonGroup.from_param(
-            store.param.attention, options={_("Softmax"): "softmax", _("φ = elu + 1"): "linear"},
+            store.param.attention, name=_("Attention"), options={_("Softmax"): "softmax", _("φ = elu + 1"): "linear"},
             color="primary", variant="outline", width=260, height=44, margin=(6, 10),
             stylesheets=[":host { font-size: 16px; }"])
         self.strip = FrameText(stylesheets=[STRIP_CSS], sizing_mode="stretch_width", margin=(10, 10, 4, 10))
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
-        self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)     # cells for 11 pt "100"
-        self.memory = CellsPicture("", "", "", width=290, height=300)
+        # three in a row on a projector's column (996 px), cells wide enough for a 16-px "100" and "−0.6"
+        self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)
+        self.memory = CellsPicture("", "", "", width=310, height=300)
         self.cost = CostPicture(_("Work for T words"), _("length T (words)"), _("multiply-adds"),
-                                width=340, height=300)
+                                width=320, height=300)
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
                                       superiore=_(TABLE_HELP["superiore"]), width=330, margin=(0, 5))
         self.memory_help = Explanation(session, width=280, margin=(0, 5))
-        self.counts = Explanation(session, width=330, margin=(0, 5))
+        self.counts = Explanation(session, width=310, margin=(0, 5))
         self.cost_help = Explanation(session, elementare=_(COST_HELP["elementare"]),
                                      superiore=_(COST_HELP["superiore"]))
         self.trade_off = point_box(Explanation(session, elementare=_(TRADE_OFF["elementare"]),
@@ -78,8 +79,8 @@ class SoftmaxView(DashboardView):
             pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
             width=width, margin=(0, 8, 8, 0))
         self.cards = {"table": card(self.table, self.table_help, width=340),
-                      "memory": card(self.memory, self.memory_help, width=290),
-                      "cost": card(self.cost, pn.Column(self.counts, css_classes=["counts"], margin=0), width=340)}
+                      "memory": card(self.memory, self.memory_help, width=310),
+                      "cost": card(self.cost, pn.Column(self.counts, css_classes=["counts"], margin=0), width=320)}
 
         store.param.watch(self._send_run, "run")
         store.param.watch(self._draw_cost, "counts")
@@ -92,7 +93,8 @@ class SoftmaxView(DashboardView):
         store = self.store
         length = pn.widgets.DiscreteSlider.from_param(store.param.length, name=_("Length of the text T (words)"),
                                                       sizing_mode="stretch_width")
-        dim = pn.widgets.RadioButtonGroup.from_param(store.param.dim, options={str(d): d for d in DIMS},
+        dim = pn.widgets.RadioButtonGroup.from_param(store.param.dim, name=_("Numbers per label d"),
+                                                     options={str(d): d for d in DIMS},
                                                      color="primary", variant="outline",
                                                      sizing_mode="stretch_width")
         return [length, sidebar_label(_("Numbers per label d")), dim]
@@ -142,7 +144,7 @@ class SoftmaxView(DashboardView):
         current = rows == np.arange(T)[:, None, None]                                # row t of frame t
         shown = np.where(current, 1.0, VEIL) if linear else np.ones((T, T, T))
         self.table.figure.title.text = _("Table: never built") if linear else _("Attention table (%)")
-        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words, font="11pt")
+        self.table.set_grid(T, T, [str(i + 1) for i in range(T)], self.words)
         self.table.show_frames(frames, 1.0, t, labels=np.broadcast_to(percent_labels(run.weights), (T, T, T)),
                                shown=shown, framed=[(f, f + 1, 0, f + 1) for f in range(T)])
 
@@ -165,7 +167,7 @@ class SoftmaxView(DashboardView):
         self.memory.figure.xaxis.axis_label = _("label | information")
         self.memory.figure.yaxis.axis_label = _("word")
         self.memory.set_grid(T, 2 * d, [str(j + 1) for j in range(d)] * 2, [str(i + 1) for i in range(T)],
-                             font="8.5pt", split_col=d)
+                             split_col=d)
         self.memory.show_frames(frames, np.abs(notes).max(), t, labels=[number_labels(f) for f in frames],
                                 framed=[(f, f + 1, 0, 2 * d) for f in range(T)])
 

@@ -52,9 +52,8 @@ class RecallPicture:
         fig.xaxis.major_label_overrides = {c + 0.5: str(v) for c, v in enumerate(candidates)}
         self.y_ticks.ticks = [r + 0.5 for r in range(rows)]
         fig.yaxis.major_label_overrides = {r + 0.5: q.token.text for r, q in enumerate(questions)}
-        crowded = cols > 12                                  # many stored numbers: upright, smaller labels
+        crowded = cols > 12                   # many stored numbers: upright, those that would touch left out
         fig.xaxis.major_label_orientation = 1.5708 if crowded else 0
-        fig.xaxis.major_label_text_font_size = "9pt" if crowded else TICK_SIZE
         self.source.data.update(image=[grid])
         where = lambda pairs: {"x": [c + 0.5 for c, _r in pairs], "y": [r + 0.5 for _c, r in pairs]}
         self.right.data.update(where([(candidates.index(q.expected), r) for r, q in enumerate(questions)
@@ -158,8 +157,9 @@ def _table_html(found, superiore, _language):
             name += f' <span class="mark">{html.escape(mark)}</span>'
         body = "".join(f"<td>{inline_html(_(c))}</td>" for c in cells)      # formulas alone are not in the catalog
         rows.append(f'<tr class="{kind}" data-variant="{variant}"><td class="name">{name}</td>{body}</tr>')
-    # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow)
-    shares = (11, 20, 17, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
+    # model, transition, write, read-out, gates: the gates' formulas are the longest (a projector is narrow); the
+    # models' names whole, never broken in the middle («Attenzion|e» at 11 %), the writes' short formulas narrower
+    shares = (14, 20, 14, 24, 28) if len(columns) == 5 else (100 / len(columns),) * len(columns)
     widths = "".join(f'<col style="width: {share}%">' for share in shares)
     wide = ' class="wide"' if len(columns) == 5 else ""
     table = (f"<table{wide}><colgroup>{widths}</colgroup><thead><tr>{head}</tr></thead>"

@@ -44,7 +44,7 @@ class CalculatorView(pn.viewable.Viewer):
             quick,
             sidebar_label(_("Number format")),
             pn.widgets.RadioButtonGroup.from_param(
-                store.param.dtype, options={k: k for k in DTYPES}, color="primary",
+                store.param.dtype, name=_("Number format"), options={k: k for k in DTYPES}, color="primary",
                 variant="outline", width=320),
             width=340)
         self.results = status_pane(margin=(4, 10))

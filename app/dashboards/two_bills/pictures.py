@@ -58,9 +58,9 @@ class HistoryChart:
         self.picture = CurvesPicture(_("Your measurements: time against context"), _("tokens in memory"),
                                      _("milliseconds per token (median)"), language=language, width=470,
                                      height=380)
-        self.picture.line("softmax_line", color=VERMILLION, width=2, alpha=0.6)
+        self.picture.line("softmax_line", color=VERMILLION, width=2, alpha=0.85)
         self.picture.dots("softmax", color=VERMILLION, size=11, alpha=0.9)
-        self.picture.line("state_line", color=BLUE, dash="dashed", width=2, alpha=0.6)
+        self.picture.line("state_line", color=BLUE, dash="dashed", width=2, alpha=0.85)
         self.picture.dots("state", color=BLUE, marker="square", size=11, alpha=0.9)
         self.picture.label("softmax", _("softmax"), ["softmax", "softmax_line"])
         self.picture.label("state", "", ["state", "state_line"])

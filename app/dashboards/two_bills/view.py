@@ -205,8 +205,9 @@ class GenerationView(pn.viewable.Viewer):
     def controls(self):
         store = self.store
         label = sidebar_label
-        radio = lambda parameter, choices: pn.widgets.RadioButtonGroup.from_param(
-            parameter, options={format_number(c): c for c in choices}, color="primary",
+        # a group named as its label above it says (a screen reader reads the group's own name)
+        radio = lambda parameter, choices, name: pn.widgets.RadioButtonGroup.from_param(
+            parameter, name=name, options={format_number(c): c for c in choices}, color="primary",
             variant="outline", sizing_mode="stretch_width")
         variant = pn.widgets.Select.from_param(
             store.param.variant, name=_("Fixed-state layer"), sizing_mode="stretch_width",
@@ -221,9 +222,10 @@ class GenerationView(pn.viewable.Viewer):
                                               sizing_mode="stretch_width")
         again = pn.widgets.Button(label=_("Measure again"), color="primary", sizing_mode="stretch_width")
         again.on_click(lambda _event: store.param.trigger("measure"))
-        return [variant, context, label(_("Tokens to generate")), radio(store.param.tokens, TOKEN_CHOICES),
-                label(_("Heads")), radio(store.param.heads, HEAD_CHOICES),
-                label(_("Size of each head (d_k = d_v)")), radio(store.param.dim, DIM_CHOICES), seed, again]
+        named = lambda name, parameter, choices: [label(name), radio(parameter, choices, name)]
+        return [variant, context, *named(_("Tokens to generate"), store.param.tokens, TOKEN_CHOICES),
+                *named(_("Heads"), store.param.heads, HEAD_CHOICES),
+                *named(_("Size of each head (d_k = d_v)"), store.param.dim, DIM_CHOICES), seed, again]
 
     def opening(self):
         """The point, the player and the two bills as pictures: what a projector shows first."""
@@ -359,8 +361,8 @@ class MeasuredSection(pn.viewable.Viewer):
         language = current_language()
         self.times = CurvesPicture(_("Time per token, measured now"), _("generated token"),
                                    _("milliseconds per token"), language=language, width=470, height=380)
-        self.times.dots("softmax_each", color=VERMILLION, alpha=0.35)
-        self.times.dots("state_each", color=BLUE, marker="square", alpha=0.35)
+        self.times.dots("softmax_each", color=VERMILLION, alpha=0.85)           # 3:1 on white, as every mark
+        self.times.dots("state_each", color=BLUE, marker="square", alpha=0.85)
         self.times.line("softmax_median", color=VERMILLION, width=4)
         self.times.line("state_median", color=BLUE, dash="dashed", width=4)
         self.times.label("softmax", _("softmax"), ["softmax_each", "softmax_median"])

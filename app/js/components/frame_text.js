@@ -16,13 +16,21 @@ export function render({ model, el }) {
       item.classList.toggle("future", i > t)
     }
   }
-  // a caption (frames only) is read aloud as it changes; a strip drawn once (html) is not
   function draw() {
     box.innerHTML = model.html
-    box.setAttribute("aria-live", model.html ? "off" : "polite")
     mark(frame())
   }
-  const onFrame = (event) => mark(event.detail.t)
+  // its words at this frame, for the player's one live region (app/js/components/player.js), which reads them
+  // after the step: a caption's, a slot's; a strip drawn once (html, no slot) is not read again at every step
+  function words() {
+    const slot = model.html ? box.querySelector(".frame-slot") : box
+    return slot && el.getClientRects().length ? slot.textContent.trim() : ""
+  }
+  const onFrame = (event) => {
+    mark(event.detail.t)
+    const said = words()
+    if (said && Array.isArray(event.detail.said)) { event.detail.said.push(said) }
+  }
   document.addEventListener("lineare:frame", onFrame)
   model.on("html", draw)
   model.on("frames", () => mark(frame()))

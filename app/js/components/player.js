@@ -84,9 +84,11 @@ export function render({ model, el }) {
   const speedText = document.createElement("span")
   speedLabel.append(speedText, slider)
   const where = document.createElement("span"); where.className = "where"
-  where.setAttribute("aria-live", "polite")          // the step is read aloud as it changes
+  // the page's one live region for its steps: a step taken, a pause, the last step of a play, and a new run are
+  // read aloud with the texts that follow the frame (FrameText), once; the frames while playing are not
+  const spoken = document.createElement("span"); spoken.className = "spoken"; spoken.setAttribute("role", "status")
   const bar = document.createElement("div"); bar.className = "player"
-  bar.append(back, play, forward, speedLabel, where)
+  bar.append(back, play, forward, speedLabel, where, spoken)
   el.append(bar)
 
   function models() { return model.document ? [...model.document.all_models] : [] }
@@ -213,10 +215,15 @@ export function render({ model, el }) {
     }
     repaintLegends()
     document.body.dataset.lineareFrame = String(t)
-    document.dispatchEvent(new CustomEvent("lineare:frame", {detail: {t, length}}))
+    const detail = {t, length, said: []}
+    document.dispatchEvent(new CustomEvent("lineare:frame", {detail}))
     where.textContent = words.step.replace("{t}", t + 1).replace("{n}", length)
+    heard = detail.said.reduce((all, text) => all + (/[.!?…:]$/.test(all) ? " " : ". ") + text, where.textContent)
+    if (!playing && speaking) { say() }
     writeUrlSoon()
   }
+  let heard = "", speaking = false               // what a step says; false until the page has opened
+  function say() { if (spoken.textContent !== heard) { spoken.textContent = heard } }
 
   // Bokeh paints a legend's glyphs only when the legend itself is repainted, from its series as they
   // are then: a glyph painted while its series was being replaced stayed blank (the markers of the two
@@ -280,11 +287,13 @@ export function render({ model, el }) {
     if (next !== t) { t = next; show() }
   }
 
-  function stop() {
+  function stop(quiet) {
+    const was = playing
     playing = false
     if (request !== null) { cancelAnimationFrame(request); request = null }
     flushUrl()
     label()
+    if (was && !quiet) { say() }               // a pause, or the last step of a play: where it stopped
   }
 
   function tick() {
@@ -305,7 +314,7 @@ export function render({ model, el }) {
 
   // no animation starts by itself: a reader who asked for less motion gets none before pressing Play
   const toggle = () => playing ? stop() : start()
-  const step = (delta) => { stop(); go(t + delta) }
+  const step = (delta) => { stop(true); go(t + delta); say() }
   back.onclick = () => step(-1)
   forward.onclick = () => step(+1)
   play.onclick = toggle
@@ -389,5 +398,5 @@ export function render({ model, el }) {
   watchSources()
   hookLocation()
   show()
-  setTimeout(() => { mapPictures(); show() }, 0)   // the figures' views exist once the page has rendered
+  setTimeout(() => { mapPictures(); show(); speaking = true }, 0)   // the figures' views exist once the page has rendered
 }

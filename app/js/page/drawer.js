@@ -13,10 +13,48 @@
   // measure the zoomed box and draw into it: the picture was shrunk twice)
   // a figure's view (not a colour bar's, which is drawn inside it)
   function isPlot(v) { return v.renderer_views !== undefined && v.el && "toolbar" in v.model.properties; }
+  // a projector's wide window (1920 px) gives the page's column its room: every box of the column of a fixed width
+  // (a picture, the card that holds it, a text beside it) as much wider as the column is wider than on a 1366-px
+  // screen with the sidebar open (up to 1.5 times), a picture as much taller too: what is laid out for 1366 px,
+  // larger. Not in presenter mode, whose pictures the server sizes itself. In the browser only (never sent)
+  var served = new WeakMap();             // a model → {server: its size from the server, shown: ours}
+  var DESIGN = 992;                       // px: the column's room at 1366 × 768, sidebar open
+  function within(el, main) {
+    for (var n = el; n; n = n.parentNode instanceof ShadowRoot ? n.parentNode.host : n.parentNode) {
+      if (n === main) { return true; }
+    }
+    return false;
+  }
+  function grow(view, times, room) {
+    var model = view.model, plot = isPlot(view), kept = served.get(model);
+    var now = {width: model.width, height: plot ? model.height : null};
+    if (!kept || now.width !== kept.shown.width || now.height !== kept.shown.height) {
+      kept = {server: now, shown: now};   // first seen, or a size the server sent since
+      served.set(model, kept);
+    }
+    times = Math.max(1, Math.min(times, room / kept.server.width));      // never wider than the column
+    var want = {width: Math.round(kept.server.width * times),
+                height: plot && kept.server.height ? Math.round(kept.server.height * times) : now.height};
+    if (want.width !== now.width || want.height !== now.height) {
+      kept.shown = want;
+      model.setv(plot ? want : {width: want.width}, {sync: false});
+    }
+  }
+  function growAll(index, main, room) {
+    var scale = Number(getComputedStyle(document.documentElement).getPropertyValue("--lineare-scale")) || 1;
+    var times = scale === 1 && room / DESIGN >= 1.15 ? Math.min(1.5, room / DESIGN) : 1;
+    Array.from(index.query(function (v) {
+      var m = v.model;
+      return v.el && m && m.properties && "width" in m.properties && "sizing_mode" in m.properties &&
+             typeof m.width === "number" && !/stretch|scale/.test(m.sizing_mode || "") &&
+             (served.has(m) || times !== 1);
+    })).forEach(function (view) { if (within(view.el, main)) { grow(view, times, room); } });
+  }
   function fit() {
     var main = document.getElementById("main"), index = window.Bokeh && window.Bokeh.index;
     var room = main ? main.clientWidth - 34 : 0;
     if (!index || !index.query || room <= 0) { return; }
+    growAll(index, main, room);
     Array.from(index.query(isPlot)).forEach(function (view) {
       var width = view.model.width || 0, height = view.model.height || 0, narrow = width > room;
       // as much narrower as it must be; a heat map as much lower too (a square one stays square: the axes and
@@ -91,8 +129,13 @@
     return Array.from(root.childNodes).filter(function (n) { return n.nodeName !== "STYLE" && n.nodeName !== "LINK"; })
       .map(function (n) { return n.textContent; }).join(" ");
   }
-  // the pictures' titles and axis names wrapped to their width, their type larger in presenter mode (plots.py)
-  function tidy() { fit(); name(); if (window.lineareFitTitles) { window.lineareFitTitles(); } }
+  // the pictures' titles and axis names wrapped to their width, their type larger in presenter mode (plots.py); the
+  // states and names of groups, cards and pictures (access.js)
+  function tidy() {
+    fit(); name();
+    if (window.lineareFitTitles) { window.lineareFitTitles(); }
+    if (window.lineareAccess) { window.lineareAccess(); }
+  }
   // the same now, for a test that reads the layout (the interval below does it within a second)
   window.lineareTidy = function () { tidy(); if (window.lineareMark) { window.lineareMark(); } };
   window.addEventListener("resize", function () { fit(); if (window.lineareFitTitles) { window.lineareFitTitles(); } });

@@ -98,8 +98,8 @@
     return true;
   }
   // an axis name wrapped onto more than two lines (a 280-px picture's vertical name at a presenter's type, a long
-  // Italian one): its type smaller, a step at a time down to three quarters of the server's size, until it takes
-  // two, and wrapped again
+  // Italian one): its type smaller, a step at a time down to three quarters of the server's size but never under
+  // 16 px (read from the back of a room), until it takes two, and wrapped again
   function twoLines(model, room, view) {
     var property = "axis_label_text_font_size", text = serverText(model, "axis_label");
     var face = function () {
@@ -109,7 +109,8 @@
     var done = scaled.get(model), pair = done && done[property];
     var server = pair ? pair[1] : sizeOf(model[property]);
     var times = parseFloat(sizeOf(model[property])) / parseFloat(server), changed = false;
-    while (times > 0.76 && lineCount(wrapped(text, face(), room)) > 2) {
+    var least = Math.max(0.76, 16 / (parseFloat(server) * (/pt$/.test(server) ? 4 / 3 : 1)) + 0.05);
+    while (times > least && lineCount(wrapped(text, face(), room)) > 2) {
       times -= 0.05;
       setSize(model, property, server, times);
       changed = true;
@@ -189,14 +190,23 @@
       }
     });
   };
+  // how far from the canvas's edge the name of the axis on that side reaches (its band; 0 if it has no name), and 4 px
+  function nameBand(view, side) {
+    var axis = list(side).find(function (part) { return part && "axis_label" in part.properties && part.axis_label; });
+    var drawn = axis && view.renderer_views.get(axis), extent = drawn && drawn.extents && drawn.extents.axis_label;
+    return extent > 0 ? extent + 4 : 0;
+  }
   // the type of a figure's words enlarged for presenter mode, its titles, axis names and legends fitted to its
   // canvas; true when anything changed
   function adjust(view, scale) {
     var figure = view.model, changed = false;
     var parts = [figure.title].concat(list(figure.above), list(figure.below), list(figure.left),
                                       list(figure.right));
-    if (scale !== 1) {                      // the words on the picture too (a crossing's), not its glyphs
-      parts.concat(list(figure.center)).forEach(function (part) {
+    if (scale !== 1) {         // the words on the picture too (a crossing's, a cell's number, a ✓), not its shapes
+      var texts = list(figure.renderers).map(function (r) { return r.glyph; }).filter(function (glyph) {
+        return glyph && "text_font_size" in glyph.properties;
+      });
+      parts.concat(list(figure.center), texts).forEach(function (part) {
         if (part && enlarge(part, scale)) { changed = true; }
       });
     }
@@ -228,13 +238,15 @@
         // an axis name is centred on its axis: it must reach neither edge of the canvas, nor, up the vertical
         // axis, the numbers button when it is in the top left corner. Measured on the canvas, not the frame: a
         // wrapped name makes the frame smaller, and the other axis's name would wrap again, and this one (at
-        // 1.25× type a 280-px picture shrank to nothing)
+        // 1.25× type a 280-px picture shrank to nothing). Nor does it reach into the band of the other axis's name
+        // at the picture's edge: the two names of a phone's map met at its corner and read as one
         var flat = /above|below/.test(drawn.panel.side), middle = flat ? box.hcenter : box.vcenter;
         var button = view.el.shadowRoot && view.el.shadowRoot.querySelector(".lineare-numbers-button");
         var atLeft = button && button.style.left === "0px";
         var corner = atLeft ? (parseFloat(button.style.top) || 0) + button.offsetHeight + 4 : 0;
-        var room = flat ? 2 * Math.min(middle, canvas - middle)
-                        : 2 * Math.min(middle - corner, view.canvas_view.bbox.height - middle);
+        var band = nameBand(view, flat ? figure.left : figure.below);
+        var room = flat ? 2 * Math.min(middle - band, canvas - middle)
+                        : 2 * Math.min(middle - corner, view.canvas_view.bbox.height - band - middle);
         var face = [part.axis_label_text_font_style, part.axis_label_text_font_size,
                     part.axis_label_text_font].join(" ");
         if (fit(part, "axis_label", face, room - 8, view)) { changed = true; }
