@@ -1,5 +1,5 @@
 import sys
 
-from app.serve import main
+from lineare.app.serve import main
 
 sys.exit(main())

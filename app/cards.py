@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-from app.i18n import format_number
+from lineare.app.i18n import format_number
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ def plain(text):
     import html
     import re
 
-    from app.components.text import to_html
+    from lineare.app.components.text import to_html
 
     shown = re.sub(r"<[^>]+>", "", to_html(text) if "<" not in text else text)
     return " ".join(html.unescape(shown).split())

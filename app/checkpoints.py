@@ -19,8 +19,8 @@ import threading
 import numpy as np
 import torch
 
-from engine import checkpoint
-from engine.ops import VARIANTS
+from lineare.engine import checkpoint
+from lineare.engine.ops import VARIANTS
 
 FOLDER = checkpoint.SHIPPED
 MANIFEST_SHA256 = "221b7bc92a326903e6d03edbeacd04b69d7b1440e139ea7f98f3dfa7ef89a077"   # see the docstring

@@ -1,6 +1,6 @@
 """For the UI tests and the screenshot script: a real server in a subprocess, and a browser to drive.
 
-    with running_server() as url:          # python -m app on a free localhost port, killed afterwards
+    with running_server() as url:          # python -m lineare.app on a free localhost port, killed afterwards
         with browser() as chromium: ...    # Debian's /usr/bin/chromium, else Playwright's own build
     with running_redis() as url: ...       # Debian's redis-server on a free port, nothing kept on disk
 """
@@ -28,10 +28,10 @@ def free_port():
 
 @contextlib.contextmanager
 def running_server(port=None, timeout=90, shell_command=None, processes=("--one-process",)):
-    """Start `python -m app` on localhost, wait until it answers, yield its base URL, then stop it.
+    """Start `python -m lineare.app` on localhost, wait until it answers, yield its base URL, then stop it.
 
     processes: the flags for its processes; one by default (the tests count one process's sessions),
-    () for `python -m app`'s own default (one per core).
+    () for `python -m lineare.app`'s own default (one per core).
 
     shell_command: another way to start it, a bash line with {port} in it (run in the repository,
     with the virtual environment's bin/ first on PATH), e.g. the README's plain `panel serve …`.
@@ -39,7 +39,7 @@ def running_server(port=None, timeout=90, shell_command=None, processes=("--one-
     port = port or free_port()
     log = open(ROOT / ".server.log", "w") if os.environ.get("LINEARE_SERVER_LOG") else subprocess.DEVNULL
     if shell_command is None:
-        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1",
+        command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1",
                    "--allow-websocket-origin", f"127.0.0.1:{port}", "--allow-websocket-origin", f"localhost:{port}",
                    *processes]                      # last: they may end with `-- <panel serve's flags>`
     else:

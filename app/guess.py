@@ -12,7 +12,7 @@ import math
 import numpy as np
 from bokeh.models import LogScale
 
-from app.i18n import _, format_number
+from lineare.app.i18n import _, format_number
 
 CLOSE = 0.05                 # the sketch follows the truth when it is never further than this share of the frame
 

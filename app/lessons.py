@@ -22,9 +22,9 @@ import html
 import importlib
 import importlib.util
 
-from app.components.later import SectionPart
-from app.dashboards import BY_SLUG, DASHBOARDS
-from app.i18n import _
+from lineare.app.components.later import SectionPart
+from lineare.app.dashboards import BY_SLUG, DASHBOARDS
+from lineare.app.i18n import _
 
 MAX_CARD = 20                        # a URL's card number beyond this is refused, not looked up
 SKETCH = "#7b3294"                   # the student's sketch, drawn over a picture: purple, dot-dashed, hollow diamonds
@@ -34,9 +34,9 @@ SKETCH = "#7b3294"                   # the student's sketch, drawn over a pictur
 def _written(dashboard):
     """The cards of `dashboard` (CARDS in app/dashboards/<package>/lesson.py), or None."""
     package = getattr(dashboard.build, "package", None)
-    if package is None or importlib.util.find_spec(f"app.dashboards.{package}.lesson") is None:
+    if package is None or importlib.util.find_spec(f"lineare.app.dashboards.{package}.lesson") is None:
         return None
-    return importlib.import_module(f"app.dashboards.{package}.lesson").CARDS
+    return importlib.import_module(f"lineare.app.dashboards.{package}.lesson").CARDS
 
 
 # the path through the chapter: the dashboards' order
@@ -133,9 +133,9 @@ def lesson_card(session, store, view=None):
     page `view` what its card names in `hides` until the student has acted."""
     import panel as pn
 
-    from app.components.lesson import LessonCard
-    from app.components.text import inline_html
-    from app.components.veil import Veil
+    from lineare.app.components.lesson import LessonCard
+    from lineare.app.components.text import inline_html
+    from lineare.app.components.veil import Veil
 
     found = card_of(session)
     if found is None:
@@ -218,7 +218,7 @@ class Sketched:
         widget.param.update(guess_figure=figure.id, guess_along=card.guess.along)
 
     def draw(self, sketch):
-        from app.guess import differ, to_data
+        from lineare.app.guess import differ, to_data
 
         x, y = to_data(sketch, self.figure)
         self.source.data = {"x": x, "y": y}

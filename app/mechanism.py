@@ -27,13 +27,13 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from app.i18n import N_
-from app.shared import read_only, shared_cache
-from app.variants import REGISTRY
-from engine.capacity import rounding_tie
-from engine.gates import make_gates
-from engine.stepping import run
-from engine.tasks import mqar
+from lineare.app.i18n import N_
+from lineare.app.shared import read_only, shared_cache
+from lineare.app.variants import REGISTRY
+from lineare.engine.capacity import rounding_tie
+from lineare.engine.gates import make_gates
+from lineare.engine.stepping import run
+from lineare.engine.tasks import mqar
 
 D_K = D_V = 16
 MAX_TOKENS = 40

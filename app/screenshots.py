@@ -1,4 +1,4 @@
-"""Take screenshots of every page in Italian and English: `python -m app.screenshots`.
+"""Take screenshots of every page in Italian and English: `python -m lineare.app.screenshots`.
 
 Writes assets/screenshots/<page>-<lang>[-<level>].png at 1366×768, a common classroom projector, with the
 sidebar open (the first screen: what a class sees before anyone scrolls).
@@ -7,9 +7,9 @@ Starts its own server on a free port and closes it and the browser at the end.
 """
 import argparse
 
-from app.dashboards import DASHBOARDS
-from app.devtools import ROOT, browser, running_server
-from app.lessons import LESSONS
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.devtools import ROOT, browser, running_server
+from lineare.app.lessons import LESSONS
 
 OUT = ROOT / "assets" / "screenshots"
 # one card of every lesson, as a class meets it (the picture the card asks about on the same screen)
@@ -69,7 +69,7 @@ def live_class_shots(url, chromium, phones=11):
     import random
     import threading
 
-    from bench.load import Phone
+    from lineare.bench.load import Phone
 
     projector_context = chromium.new_context(viewport={"width": 1366, "height": 768}, locale="it-IT")
     projector = projector_context.new_page()
@@ -109,7 +109,7 @@ def live_class_shots(url, chromium, phones=11):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m app.screenshots")
+    parser = argparse.ArgumentParser(prog="python -m lineare.app.screenshots")
     parser.add_argument("--width", type=int, default=1366)
     parser.add_argument("--height", type=int, default=768)
     parser.add_argument("--full-page", action="store_true")

@@ -1,4 +1,4 @@
-"""Serve Lineare: `python -m app` (what `./scripts/app` runs), then open http://localhost:5006.
+"""Serve Lineare: `python -m lineare.app` (what `./scripts/app` runs), then open http://localhost:5006.
 
 It is `panel serve` with the flags a classroom needs; the same pages are served by plain Panel with
 
@@ -43,11 +43,11 @@ import socket
 import sys
 from pathlib import Path
 
-from app import data_path
-from app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
-from app.classroom.store import ROOM_SIZE
-from app.server import building
-from app.server.websocket import IDLE_S, LIFETIME_S
+from lineare.app import data_path
+from lineare.app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
+from lineare.app.classroom.store import ROOM_SIZE
+from lineare.app.server import building
+from lineare.app.server.websocket import IDLE_S, LIFETIME_S
 from lineare import arguments
 
 PAGES = Path(__file__).resolve().parent / "pages"
@@ -193,7 +193,7 @@ def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     extra = argv[argv.index("--") + 1:] if "--" in argv else []
     argv = argv[:argv.index("--")] if "--" in argv else argv
-    parser = argparse.ArgumentParser(prog="python -m app", description="Serve the Lineare dashboards.",
+    parser = argparse.ArgumentParser(prog="python -m lineare.app", description="Serve the Lineare dashboards.",
                                      epilog="Arguments after -- go to `panel serve` unchanged.",
                                      formatter_class=arguments.Formatter)
     parser.add_argument("--port", type=arguments.port, default=5006, help="the port to listen on")
@@ -240,13 +240,13 @@ def main(argv=None):
                         help="students one live class takes (default: %(default)s)")
     args = parser.parse_args(argv)
     if args.patches:
-        from app.server import patches
+        from lineare.app.server import patches
         print(patches.rows())
         return 0
     if args.lan and args.address == "localhost":
         args.address = "0.0.0.0"
     try:
-        from app.classroom.store import open_rooms
+        from lineare.app.classroom.store import open_rooms
 
         rooms_url = args.rooms or default_rooms(args.port)
         open_rooms(rooms_url).check()          # a wrong URL, an unwritable folder, Redis away: said now
@@ -262,9 +262,9 @@ def main(argv=None):
     if command_line and sys.platform.startswith("linux") and "PYTHONMALLOC" not in os.environ:
         # Python's small objects on the C allocator, so that memory comes back after visitors leave
         # (app/server/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
-        os.execve(sys.executable, [sys.executable, "-m", "app", *sys.argv[1:]],
+        os.execve(sys.executable, [sys.executable, "-m", "lineare.app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from app.server import limits, memory, security, websocket
+    from lineare.app.server import limits, memory, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -272,7 +272,7 @@ def main(argv=None):
     except security.SecretKeyProblem as error:
         print(error, file=sys.stderr)
         return 1
-    from app.i18n import compile_catalogs
+    from lineare.app.i18n import compile_catalogs
     compile_catalogs(only_stale=True)            # a fresh checkout has .po files only
     count = processes(args)
     if count > 1:
@@ -292,7 +292,7 @@ def main(argv=None):
         print("Lineare: --no-patches: Panel and Bokeh as released (no build thread, no websocket allow-list, no "
               "security handlers, no limits per page, no cheaper builds)", file=sys.stderr, flush=True)
     else:
-        from app.server import patches
+        from lineare.app.server import patches
         building.MAX_WAITING = max(1, args.max_waiting_builds)
         patches.install(skip=("build-on-thread",) if args.build_on_loop else ())
     sys.argv = panel_serve_args(args, extra)

@@ -8,9 +8,9 @@ import weakref
 
 import param
 
-from app.i18n import LANGUAGES, negotiate, set_language
-from app.lessons import LESSONS, MAX_CARD
-from app.urlstate import read_query, write_query
+from lineare.app.i18n import LANGUAGES, negotiate, set_language
+from lineare.app.lessons import LESSONS, MAX_CARD
+from lineare.app.urlstate import read_query, write_query
 
 LEVELS = ("elementare", "superiore")
 

@@ -12,15 +12,15 @@ import html
 
 import panel as pn
 
-from app.classroom.projector import class_panel, page_reveal
-from app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
-from app.components.later import when_built
-from app.components.presence import Presence
-from app.components.text import TEXT_CSS
-from app.dashboards import BY_SLUG, DASHBOARDS, Page
-from app.i18n import _
-from app.lessons import apply_setup, card_of, lesson_card
-from app.session import Session
+from lineare.app.classroom.projector import class_panel, page_reveal
+from lineare.app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from lineare.app.components.later import when_built
+from lineare.app.components.presence import Presence
+from lineare.app.components.text import TEXT_CSS
+from lineare.app.dashboards import BY_SLUG, DASHBOARDS, Page
+from lineare.app.i18n import _
+from lineare.app.lessons import apply_setup, card_of, lesson_card
+from lineare.app.session import Session
 
 HEADER = "#1d4f7a"
 ACCENT = "#f0b429"
@@ -78,7 +78,7 @@ def page(slug=None):
     def build():
         session = Session.start()
         if slug is None:
-            from app.dashboards.home import build as build_home
+            from lineare.app.dashboards.home import build as build_home
             content = build_home(session)
         else:
             dashboard = BY_SLUG[slug]
@@ -182,7 +182,7 @@ def grown(parts, wider=PRESENTER_SCALE, taller=PRESENTER_TALLER):
 def without_doc_tooltips(session, parts):
     """`from_param` turns a parameter's doc (a note for developers, in English) into a "?" tooltip:
     drop those, anywhere on the page, and keep the tooltips a dashboard wrote itself (translated)."""
-    from app.components.player import Player
+    from lineare.app.components.player import Player
 
     docs = {p.doc for owner in (session, Player, *session.stores.values())
             for p in owner.param.objects().values() if p.doc}

@@ -14,7 +14,7 @@ import re
 
 import param
 
-from app.i18n import _, format_number
+from lineare.app.i18n import _, format_number
 
 MAX_TEXT = 500            # characters kept from a text value
 _SHOWN = 40               # characters of a rejected value quoted back in a notice

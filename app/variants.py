@@ -1,6 +1,6 @@
 """What the app knows about each variant, in one record per variant: every page reads it from here.
 
-    from app.variants import REGISTRY, variant
+    from lineare.app.variants import REGISTRY, variant
     variant("gla").label        # msgid: translate with _() where it is drawn
     [v.name for v in REGISTRY.values() if v.corrects]
 
@@ -15,8 +15,8 @@ names what is missing on either side.
 """
 from dataclasses import dataclass
 
-from app.i18n import N_
-from engine.ops import GATES, VARIANTS as ENGINE_VARIANTS
+from lineare.app.i18n import N_
+from lineare.engine.ops import GATES, VARIANTS as ENGINE_VARIANTS
 
 FAMILIES = {
     "accumulate": N_("starting point: only adds"),
@@ -385,14 +385,14 @@ def variant(name):
 
 def label(name):
     """The display name of `name` in the current language."""
-    from app.i18n import _
+    from lineare.app.i18n import _
     return _(variant(name).label)
 
 
 def running_name(name):
     """The name of `name` as written inside a sentence, in the current language: "linear attention" and
     "attenzione lineare" lower-case (a common noun), every other name as it is spelt (RetNet, mLSTM)."""
-    from app.i18n import _
+    from lineare.app.i18n import _
     record = variant(name)
     text = _(record.short)
     return text[:1].lower() + text[1:] if record.common_noun else text

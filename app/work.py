@@ -32,7 +32,7 @@ import logging
 import sys
 import threading
 
-from app.shared import read_only
+from lineare.app.shared import read_only
 
 log = logging.getLogger("lineare")
 

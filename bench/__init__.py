@@ -1,4 +1,4 @@
-"""Benchmarks: scripts that print tables (`python -m bench.engine | bench.pages | bench.load | bench.app`)."""
+"""Benchmarks: scripts that print tables (`python -m lineare.bench.engine | bench.pages | bench.load | bench.app`)."""
 import time
 
 

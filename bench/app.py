@@ -1,6 +1,6 @@
 """The app's speed: what one run costs the server, and step / knob → picture times in a real browser.
 
-    .venv/bin/python -m bench.app [--json] [--reps N] [--quick] [--variants gla,...]
+    .venv/bin/python -m lineare.bench.app [--json] [--reps N] [--quick] [--variants gla,...]
                                   [--knobs state,memory] [--no-browser] [--no-server]
 
 The server computes a run once and sends all of its frames; the browser plays them (app/components/
@@ -14,8 +14,8 @@ player.py). So:
      real Bokeh Document that Panel treats as a connected session's;
    - message: the PATCH-DOC message those events make (as Panel's `write_events` and `dispatch_tornado`
      write it), its size in bytes, and deflated at level 6 (what the websocket's permessage-deflate,
-     turned on by `python -m app`, sends).
-2. Browser: `python -m app` (app.devtools.running_server) and headless Chromium. For each entry of
+     turned on by `python -m lineare.app`, sends).
+2. Browser: `python -m lineare.app` (app.devtools.running_server) and headless Chromium. For each entry of
    KNOBS: open the page, then per repetition press the knob's key and time it. A capture-phase
    keydown listener on `window` (the first page code to see the key) takes t0 = performance.now()
    and starts polling the target picture: at every animation frame it hashes the pixels of the
@@ -52,12 +52,12 @@ from bokeh.document.events import DocumentPatchedEvent
 from bokeh.protocol import Protocol
 from panel.io.state import set_curdoc
 
-from app.dashboards.state_fills_up.model import head_frame, limits_of
-from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.devtools import SocketTraffic, wait_until_quiet
-from bench import engine as engine_bench
-from engine.ops import VARIANTS
-from engine.stepping import run
+from lineare.app.dashboards.state_fills_up.model import head_frame, limits_of
+from lineare.app.dashboards.state_fills_up.pictures import HeadPanel
+from lineare.app.devtools import SocketTraffic, wait_until_quiet
+from lineare.bench import engine as engine_bench
+from lineare.engine.ops import VARIANTS
+from lineare.engine.stepping import run
 
 HEADS, D, TOKENS = 4, 64, 64
 RUN_TARGET_BYTES = 2 ** 20            # a 64-token, 4-head run on the wire
@@ -276,7 +276,7 @@ def measure_knob(chromium, url, knob, reps, warmup=3):
 
 
 def browser_part(knobs, reps, log):
-    from app.devtools import browser, running_server
+    from lineare.app.devtools import browser, running_server
 
     results = {}
     with running_server() as url, browser() as chromium:
@@ -341,7 +341,7 @@ def print_report(report):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m bench.app", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.app", description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
     parser.add_argument("--quick", action="store_true", help="few frames and repetitions (a smoke test)")
     parser.add_argument("--reps", type=int, help="timed repetitions per knob (default 30; quick 3)")

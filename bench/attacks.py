@@ -1,9 +1,10 @@
 """A hostile visitor against one server process, and what another visitor sees meanwhile: the before/after table.
 
-    .venv/bin/python -m bench.hostile attacks [--only NAME …] [--seconds 15] [--app-dir DIR] [--json]
+    .venv/bin/python -m lineare.bench.hostile attacks [--only NAME …] [--seconds 15] [--app-dir DIR] [--json]
 
-For each attack a fresh server is started (`python -m app --one-process -- --reuse-sessions --setup …`, what each
-server of the hosted mode runs; from --app-dir, e.g. an older checkout, to measure the same attack before a change).
+For each attack a fresh server is started (`python -m lineare.app --one-process -- --reuse-sessions --setup …`, what
+each server of the hosted mode runs; from --app-dir, e.g. an older checkout, to measure the same attack before a
+change).
 A victim, a protocol client as a browser speaks it (bench.load.Viewer), opens the state page (page open: GET sent →
 document received) and moves its β slider (knob: change sent → the new run received) for --seconds alone, then
 again while the attack runs from another loopback address (127.0.0.2, as another network would be). Printed: the
@@ -39,7 +40,7 @@ import psutil
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from bench.load import STATE_PAGE, Viewer, find_models, summary
+from lineare.bench.load import STATE_PAGE, Viewer, find_models, summary
 
 ROOT = Path(__file__).resolve().parents[1]
 ATTACKER = "127.0.0.2"
@@ -52,13 +53,13 @@ BUTTON_PAGE = "/transition?lang=en"       # a page with a Button (the state page
 @contextlib.contextmanager
 def server(app_dir):
     """A one-process server with the hosted mode's flags, started from `app_dir`: (base URL, its psutil.Process)."""
-    from app.devtools import free_port
+    from lineare.app.devtools import free_port
 
     port = free_port()
     setup = next(p for p in (Path(app_dir) / "app" / "server" / "panel_setup.py",     # deploy/ before December 7
                              Path(app_dir) / "deploy" / "panel_setup.py") if p.exists())
-    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process", "--",
-               "--reuse-sessions", "--setup", str(setup)]
+    command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
+               "--", "--reuse-sessions", "--setup", str(setup)]
     log = tempfile.NamedTemporaryFile(prefix="lineare-attacks-", suffix=".log", delete=False)
     process = subprocess.Popen(command, cwd=app_dir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     base = f"http://127.0.0.1:{port}"
@@ -382,7 +383,8 @@ def row(name, label, result):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m bench.hostile attacks", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.hostile attacks",
+                                     description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", default=None, choices=[*FLOODS, "buffers", "export"])
     parser.add_argument("--seconds", type=float, default=15.0, help="the victim's time alone, then under attack")
     parser.add_argument("--app-dir", action="append", default=None,

@@ -1,4 +1,4 @@
-"""`python -m bench.engine` (or `python -m engine bench`): how fast each form is on this machine
+"""`python -m lineare.bench.engine` (or `python -m lineare.engine bench`): how fast each form is on this machine
 (float32, CPU).
 
 1. wall time of the parallel, chunked and recurrent forms of every variant at lengths T, and the
@@ -12,7 +12,7 @@
    update, and softmax's chunked form against torch's scaled_dot_product_attention;
 6. PASS/MISS against the engine's speed targets.
 
-    python -m bench.engine [--quick] [--json] [--variants linear,gla] [--lengths 256,1024]
+    python -m lineare.bench.engine [--quick] [--json] [--variants linear,gla] [--lengths 256,1024]
 
 Everything runs in one process with 1 torch thread unless --threads says otherwise. A table goes
 to stdout (with --json, one JSON document instead); progress goes to stderr. Cases estimated to
@@ -31,12 +31,12 @@ from dataclasses import asdict, dataclass, replace
 import torch
 import torch.nn.functional as F
 
-from engine import peers as fla_peers
-from engine.gates import make_gates
-from engine.ops import VARIANTS, forward, initial_state
-from engine.ops.recurrent import STEPS, gates_at
-from engine.ops.states import KVCache
-from engine.stepping import Decoder, step as recorded_step
+from lineare.engine import peers as fla_peers
+from lineare.engine.gates import make_gates
+from lineare.engine.ops import VARIANTS, forward, initial_state
+from lineare.engine.ops.recurrent import STEPS, gates_at
+from lineare.engine.ops.states import KVCache
+from lineare.engine.stepping import Decoder, step as recorded_step
 from lineare import arguments
 
 FORMS = ("parallel", "chunked", "recurrent")
@@ -513,7 +513,7 @@ def fmt_value(x, unit):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m bench.engine", formatter_class=arguments.Formatter,
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.engine", formatter_class=arguments.Formatter,
                                      description="Time the forms of every variant, the per-token step and matmul "
                                                  "throughput (float32, CPU).")
     numbers = lambda text: tuple(sorted({int(x) for x in text.split(",") if x}))

@@ -1,10 +1,10 @@
 """The curves "Parallel = recurrent" measures, for every fixed-state model: chunked against recurrent at the
 longest length both reach, and against parallel at the parallel form's longest (d = 16, one head, the page's setting).
 
-    .venv/bin/python -m bench.forms_page
+    .venv/bin/python -m lineare.bench.forms_page
 """
-from app.dashboards.parallel_recurrent.model import measure_costs
-from app.variants import REGISTRY
+from lineare.app.dashboards.parallel_recurrent.model import measure_costs
+from lineare.app.variants import REGISTRY
 
 
 def main():

@@ -1,12 +1,12 @@
-"""Hostile page loads against one `python -m app` process: every answer, its log, and its memory.
+"""Hostile page loads against one `python -m lineare.app` process: every answer, its log, and its memory.
 
-    .venv/bin/python -m bench.hostile [--loads 250] [--settle 80] [--json]
-    .venv/bin/python -m bench.hostile attacks [--only NAME …] [--app-dir DIR …]   # bench/attacks.py
+    .venv/bin/python -m lineare.bench.hostile [--loads 250] [--settle 80] [--json]
+    .venv/bin/python -m lineare.bench.hostile attacks [--only NAME …] [--app-dir DIR …]   # bench/attacks.py
 
 `hostile_urls()` puts every URL parameter of every page (the stores' URL keys, the player's, the
 session's) to huge, negative, NaN, infinite, empty, long, unicode and HTML-injection values, one
 parameter at a time, plus a few whole-query attacks (a malformed or forged bokeh-token, a chosen
-session id, repeated keys). The script starts a server (python -m app, log in a temporary folder),
+session id, repeated keys). The script starts a server (python -m lineare.app, log in a temporary folder),
 visits each page once with a clean URL, then makes --loads GETs of hostile URLs (spread over the
 list) and prints: the answers by status, any HTTP 500 and traceback in the server's log, and the
 server's RSS at start, after the clean visits, after the hostile loads, each time --settle seconds
@@ -41,19 +41,19 @@ WHOLE = ["?bokeh-token=garbage", "?bokeh-token=a.b.c", "?bokeh-session-id=X", "?
 
 def page_keys():
     """{route: URL keys it reads}: the shell's and the player's on every page, plus each store's."""
-    from app.dashboards import DASHBOARDS
+    from lineare.app.dashboards import DASHBOARDS
 
     routes = {"/": list(SESSION_KEYS)}
     for dashboard in DASHBOARDS:
         package = dashboard.build.__closure__[0].cell_contents if dashboard.build else None
         keys = list(SESSION_KEYS)
         if package:
-            model = importlib.import_module(f"app.dashboards.{package}.model")
+            model = importlib.import_module(f"lineare.app.dashboards.{package}.model")
             for value in vars(model).values():
                 keys += [k for k in getattr(value, "URL", {}).values() if isinstance(getattr(value, "URL"), dict)]
             for extra in ("calculator",):                     # a second store of a page (Two bills)
                 try:
-                    module = importlib.import_module(f"app.dashboards.{package}.{extra}")
+                    module = importlib.import_module(f"lineare.app.dashboards.{package}.{extra}")
                 except ModuleNotFoundError:
                     continue
                 for value in vars(module).values():
@@ -90,13 +90,13 @@ def measure(loads=250, settle=80.0, panel_args=(), port=None):
     """Start a server, visit each page, make `loads` hostile GETs, wait `settle` s; the report (a dict).
 
     panel_args: extra `panel serve` options, e.g. shorter session lifetimes for a test."""
-    from app.devtools import free_port
+    from lineare.app.devtools import free_port
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     urls = hostile_urls()
     with tempfile.TemporaryDirectory(prefix="lineare-hostile-") as folder:
         log_path = Path(folder) / "server.log"
-        command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
+        command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
         with open(log_path, "w") as log:
             server = subprocess.Popen(command + (["--", *panel_args] if panel_args else []), cwd=ROOT, stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True)
@@ -136,9 +136,9 @@ def measure(loads=250, settle=80.0, panel_args=(), port=None):
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["attacks"]:                       # a hostile visitor's attacks and their victim: bench/attacks.py
-        from bench.attacks import main as attacks
+        from lineare.bench.attacks import main as attacks
         return attacks(argv[1:])
-    parser = argparse.ArgumentParser(prog="python -m bench.hostile", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--loads", type=int, default=250, help="hostile GETs, spread over the list")
     parser.add_argument("--settle", type=float, default=80.0, help="seconds to wait for sessions to be discarded")
     parser.add_argument("--port", type=int, default=0)

@@ -1,7 +1,7 @@
 """What a laboratory costs to appear in a notebook cell, in CPU seconds (wall time depends on the machine's load).
 
-    .venv/bin/python -m bench.labs            # every laboratory
-    .venv/bin/python -m bench.labs state      # one
+    .venv/bin/python -m lineare.bench.labs            # every laboratory
+    .venv/bin/python -m lineare.bench.labs state      # one
 
 Each laboratory is built (`lineare.labs`) and rendered as a notebook renders it (`_repr_mimebundle_`, with
 `pn.extension(inline=True)`) in this process, twice: the first time pays the imports and the caches a kernel

@@ -1,12 +1,12 @@
 """Many visitors at once on the hosted demo (scripts/host): what the servers do for a classroom.
 
-    .venv/bin/python -m bench.load [crowd|heavy|churn|burst|class] [--viewers N] [--browsers B] [--workers W]
+    .venv/bin/python -m lineare.bench.load [crowd|heavy|churn|burst|class] [--viewers N] [--browsers B] [--workers W]
                                    [--url URL --run-dir DIR] [--app [--app-arg=ARG …]] [--json]
 
 Without --url it starts its own hosted mode (deploy.host: W servers behind nginx, --warm, the per-IP
 limits raised because every viewer comes from 127.0.0.1) and stops it afterwards. With --url it
 measures a running one; --run-dir (its host.json) lets it find the servers' processes. With --app it
-starts `python -m app` instead (what ./scripts/app runs: one process per core; --app-arg=--one-process
+starts `python -m lineare.app` instead (what ./scripts/app runs: one process per core; --app-arg=--one-process
 for one), on localhost with no nginx, and opens the state page a few times in each language first.
 
 A viewer speaks Bokeh's protocol as the browser does, over nginx: GET the page (the HTML carries the
@@ -69,7 +69,7 @@ from bokeh.protocol.receiver import Receiver
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.websocket import websocket_connect
 
-from bench import python_speed
+from lineare.bench import python_speed
 
 STATE_PAGE = "/state?variant=deltanet&preset=crowd"
 HEAVY_PAGE = "/memory-fails?dk=64&pairs=256&rewrites=32"
@@ -533,7 +533,7 @@ def browser_visits(base, count, results, opened, begin, ready):
     A class's browsers run on the pupils' machines, these on the servers' 2 cores: opened among the
     class (a page costs Chromium ~5 s of CPU here), they measured this machine's Chromium more than
     the servers. A latecomer's page while the others move their knobs is the heavy mode's case."""
-    from app.devtools import browser
+    from lineare.app.devtools import browser
 
     try:
         with browser() as chromium:
@@ -576,7 +576,7 @@ def browser_visits(base, count, results, opened, begin, ready):
 
 def use_page(page, sent, record):
     """Move the β slider and time it, step three times, play for 5 s (see browser_visits)."""
-    from bench.app import WATCH_JS
+    from lineare.bench.app import WATCH_JS
 
     page.evaluate(WATCH_JS)
     page.evaluate(FRAMES_JS)
@@ -830,7 +830,7 @@ def fmt(stats, scale=1.0, unit=""):
 def print_report(report):
     r, m, s = report["result"], report["machine"], report["servers"]
     where = (f"{m['workers']} servers behind nginx" if not m.get("app") else
-             f"python -m app ({m['workers']} server process{'es' if m['workers'] != 1 else ''})")
+             f"python -m lineare.app ({m['workers']} server process{'es' if m['workers'] != 1 else ''})")
     print(f"Lineare load test, mode {r['mode']}: {m['cpus']} CPUs (shared: load average {m['load_before']} "
           f"at the start, {m['load_after']} at the end; plain-Python speed {m['python_speed_s']:.3f} s, "
           f"bench.python_speed), {where} at {m['url']}")
@@ -895,7 +895,7 @@ def print_report(report):
 
 
 def parse_args(argv):
-    parser = argparse.ArgumentParser(prog="python -m bench.load", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.load", description=__doc__.split("\n\n")[0])
     parser.add_argument("mode", nargs="?", default="crowd", choices=("crowd", "heavy", "churn", "burst", "class"))
     parser.add_argument("--viewers", type=int, default=None, help="protocol viewers (crowd 50, heavy 20, burst 30)")
     parser.add_argument("--browsers", type=int, default=2, help="real Chromium pages (crowd only)")
@@ -905,10 +905,10 @@ def parse_args(argv):
     parser.add_argument("--think", type=lambda text: tuple(float(x) for x in text.split("-")), default=None,
                         metavar="MIN-MAX", help="seconds between one viewer's knob moves (default 2-6; burst 2.5-3.5)")
     parser.add_argument("--app", action="store_true",
-                        help="measure python -m app (./scripts/app: one process per core) instead of the "
+                        help="measure python -m lineare.app (./scripts/app: one process per core) instead of the "
                              "hosted mode")
     parser.add_argument("--app-arg", action="append", default=[],
-                        help="one more argument for python -m app (repeat), e.g. --app-arg=--one-process")
+                        help="one more argument for python -m lineare.app (repeat), e.g. --app-arg=--one-process")
     parser.add_argument("--sessions", type=int, default=500, help="sessions to open and close (churn)")
     parser.add_argument("--settle", type=float, default=None,
                         help="seconds to wait for idle sessions to be closed (churn; default: Bokeh's lifetime + 2 "
@@ -931,8 +931,8 @@ def parse_args(argv):
         {"crowd": 60.0, "heavy": 20.0, "churn": 0.0, "burst": 10.0, "class": 0.0}[args.mode]
     args.think = args.think or ((2.5, 3.5) if args.mode == "burst" else (2.0, 6.0))
     if args.settle is None:
-        from app.server.memory import TRIM_INTERVAL_S
-        from app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
+        from lineare.app.server.memory import TRIM_INTERVAL_S
+        from lineare.app.serve import IDLE_CHECK_MS, IDLE_LIFETIME_MS
         args.settle = (IDLE_LIFETIME_MS + 2 * IDLE_CHECK_MS) / 1000 + TRIM_INTERVAL_S
     if args.mode != "crowd":
         args.browsers = 0
@@ -956,7 +956,7 @@ def hosted(args, log):
         return
     import tempfile
 
-    from deploy import host
+    from lineare.deploy import host
 
     viewers = args.viewers + args.browsers + 2
     with tempfile.TemporaryDirectory(prefix="lineare-load-") as run_dir:
@@ -970,7 +970,7 @@ def hosted(args, log):
 
 
 def forked(parent, settle_s=1.0, most_s=15.0):
-    """The server processes `python -m app` forked (itself when it forked none): the port answers once it is
+    """The server processes `python -m lineare.app` forked (itself when it forked none): the port answers once it is
     bound, before the fork, so the processes are counted once their number has stayed the same for `settle_s`
     (a count taken at once missed one and left its CPU out of a burst's total)."""
     deadline, seen, since = time.monotonic() + most_s, None, time.monotonic()
@@ -986,12 +986,12 @@ def forked(parent, settle_s=1.0, most_s=15.0):
 
 @contextlib.contextmanager
 def app_server(args, log):
-    """(base URL, {name: pid}) of `python -m app` started here (its own processes: one per core unless
+    """(base URL, {name: pid}) of `python -m lineare.app` started here (its own processes: one per core unless
     --app-arg says otherwise), every page opened once in each language first, as a teacher would have."""
-    from app.devtools import running_server
-    from app.i18n import LANGUAGES
+    from lineare.app.devtools import running_server
+    from lineare.app.i18n import LANGUAGES
 
-    log("starting python -m app " + " ".join(args.app_arg) + " …")
+    log("starting python -m lineare.app " + " ".join(args.app_arg) + " …")
     with running_server(processes=tuple(args.app_arg)) as base:
         port = int(base.rsplit(":", 1)[1])
         found = [p for p in psutil.Process().children(recursive=True)

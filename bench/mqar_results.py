@@ -1,6 +1,6 @@
 """The README's results table: every shipped checkpoint on held-out MQAR examples.
 
-    python -m bench.mqar_results [--examples 500] [--seed 2026] [--json]
+    python -m lineare.bench.mqar_results [--examples 500] [--seed 2026] [--json]
 
 Accuracy per variant at K ∈ {4, 8, 16} (L = 64) and K = 32 (L = 128), and the bytes each model
 holds per sequence while reading (all layers: the fixed state, or the KV cache at L = 128 for softmax).
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import torch
 
-from engine import checkpoint, tasks
-from engine.evaluate import evaluate
-from engine.ops import VARIANTS
+from lineare.engine import checkpoint, tasks
+from lineare.engine.evaluate import evaluate
+from lineare.engine.ops import VARIANTS
 
 FOLDER = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 SETTINGS = [(64, 4), (64, 8), (64, 16), (128, 32)]          # (L, K)

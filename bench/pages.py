@@ -1,12 +1,12 @@
 """Server CPU per page opened: every page, both languages, and where the time goes.
 
-    .venv/bin/python -m bench.pages [--reps N] [--pages state,home] [--languages it,en] [--server]
+    .venv/bin/python -m lineare.bench.pages [--reps N] [--pages state,home] [--languages it,en] [--server]
                                     [--no-patches] [--profile PAGE [--lang L]] [--json]
 
 CPU time, never wall time: the machine these numbers come from is shared, and a busy neighbour
 stretches the wall clock but not the CPU a page costs (it still varies a little: caches are shared).
 
-In-process (default): each page is built as `python -m app` builds it (its speed patches, app/server/patches.py,
+In-process (default): each page is built as `python -m lineare.app` builds it (its speed patches, app/server/patches.py,
 unless --no-patches; no document validation), on a fresh Document with the page's URL, then written as the browser
 asks for it: the GET's HTML (Panel's `server_html_page_for_session`) and the PULL-DOC reply (the
 Document's JSON). The first build of each page warms the per-process caches (runs, checkpoints,
@@ -25,7 +25,7 @@ the whole process, and it fell into a page's phases at random). The thread's CPU
 Only the building thread's CPU is counted in-process (a page that computes on a pool of threads
 costs more than it shows here); --server counts every thread of the server.
 
---server: `python -m app` in a subprocess, one process on localhost serving as `./scripts/app`'s processes and
+--server: `python -m lineare.app` in a subprocess, one process on localhost serving as `./scripts/app`'s processes and
 the hosted servers do (`--reuse-sessions`: a GET is written from the page kept per page and language, the
 visitor's session is built when its websocket connects), unless --server-arg says otherwise (all its
 processes are counted; `--server-arg=--one-process` alone: a plain one-process server, whose GET builds the
@@ -60,8 +60,8 @@ import time
 import weakref
 from types import SimpleNamespace
 
-from app.dashboards import DASHBOARDS
-from bench import python_speed
+from lineare.app.dashboards import DASHBOARDS
+from lineare.bench import python_speed
 
 QUERIES = {"state": "variant=deltanet&preset=crowd"}        # a page opened with more than its defaults
 PAGES = {"home": "", **{dashboard.slug: QUERIES.get(dashboard.slug, "") for dashboard in DASHBOARDS}}
@@ -115,8 +115,8 @@ def run_functions():
     """Every function of the engine, app/mechanism.py and the dashboards' model.py modules, with the
     modules that hold it by name (they bind imported names at import time)."""
     def is_run_module(name):
-        return isinstance(name, str) and (name.startswith("engine.") or name == "app.mechanism" or (
-            name.startswith("app.dashboards.") and name.endswith(".model")))
+        return isinstance(name, str) and (name.startswith("engine.") or name == "lineare.app.mechanism" or (
+            name.startswith("lineare.app.dashboards.") and name.endswith(".model")))
     found = {}
     for name, module in list(sys.modules.items()):
         if module is None or not name.startswith(("app.", "engine.")):
@@ -200,7 +200,7 @@ def build_once(route, query, language, phases=None, timed=True):
     from panel.io.application import build_single_handler_application
     from panel.io.server import server_html_page_for_session
 
-    from app.serve import PAGES as PAGE_DIR
+    from lineare.app.serve import PAGES as PAGE_DIR
     if route not in _applications:
         _applications[route] = build_single_handler_application(str(PAGE_DIR / f"{route}.py"))
     application = _applications[route]
@@ -228,8 +228,8 @@ def build_once(route, query, language, phases=None, timed=True):
 def as_served(patched=True):
     """The server's own settings (app/serve.py) and, if `patched`, its patches that change what a build costs,
     for the body; the environment and the libraries as they were afterwards."""
-    from app.server import patches
-    from app.serve import BOKEH_CHECKS, bokeh_checks_off
+    from lineare.app.server import patches
+    from lineare.app.serve import BOKEH_CHECKS, bokeh_checks_off
 
     saved = {name: os.environ.get(name) for name in BOKEH_CHECKS}
     bokeh_checks_off()
@@ -286,8 +286,8 @@ def profile(route, language, count=40, patched=True):
 # ---------------------------------------------------------------- a real server
 
 def classroom_process():
-    """python -m app's flags for one process that serves pages as the classroom's and the hosted mode's do."""
-    from app.serve import shared_session_args
+    """python -m lineare.app's flags for one process that serves pages as the classroom's and the hosted mode's do."""
+    from lineare.app.serve import shared_session_args
     return ("--one-process", "--", *shared_session_args())
 
 
@@ -296,8 +296,8 @@ def server_rows(pages, languages, reps, server_args=None):
 
     import psutil
 
-    from app.devtools import running_server
-    from bench.load import Viewer
+    from lineare.app.devtools import running_server
+    from lineare.bench.load import Viewer
 
     def cpu(processes):
         total = 0.0
@@ -408,16 +408,17 @@ def _speed(row):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m bench.pages", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.bench.pages", description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--pages", default=",".join(PAGES), help="comma-separated routes (home for /)")
     parser.add_argument("--languages", default=",".join(LANGUAGES))
     parser.add_argument("--server", action="store_true", help="measure a real server's process CPU per page")
     parser.add_argument("--server-arg", action="append", default=None,
-                        help="with --server: python -m app's flags for its processes (default: one process "
+                        help="with --server: python -m lineare.app's flags for its processes (default: one process "
                              "serving as the classroom's do; repeat, e.g. --server-arg=--num-procs=2)")
     parser.add_argument("--no-patches", action="store_true",
-                        help="measure Panel and Bokeh as released (python -m app --no-patches; in-process: no patch)")
+                        help="measure Panel and Bokeh as released (python -m lineare.app --no-patches; "
+                             "in-process: no patch)")
     parser.add_argument("--profile", metavar="PAGE", help="cProfile one build of PAGE")
     parser.add_argument("--lang", default="en", help="--profile's language")
     parser.add_argument("--json", action="store_true")

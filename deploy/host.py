@@ -2,14 +2,14 @@
 
     scripts/host --port 8080 --origin demo.example.org --workers 2 --max-sessions 60
 
-scripts/host runs `python -m deploy.host`. It starts `--workers` servers (`python -m app` on
+scripts/host runs `python -m lineare.deploy.host`. It starts `--workers` servers (`python -m lineare.app` on
 127.0.0.1, ports --port+1 …), each a single Tornado process with its own event loop, then nginx on
 --address:--port with deploy/nginx.conf filled in. Everything nginx writes (its configuration, pid,
 logs, temporary files, static cache) and the servers' logs go to --run-dir, so no root is needed once
 nginx is installed (`apt-get install nginx`). Ctrl-C or SIGTERM stops all of it; a server that dies
 is started again, and nginx sends it nobody until it answers and is primed.
 
-Each server gets, besides `python -m app`'s own flags (idle sessions closed after a minute,
+Each server gets, besides `python -m lineare.app`'s own flags (idle sessions closed after a minute,
 websocket compression):
   --reuse-sessions  a GET renders a kept page; the visitor's session is built when its websocket
                     connects (app/server/panel_setup.py), so a bare GET, a probe or a link preview
@@ -43,8 +43,8 @@ import time
 import urllib.request
 from pathlib import Path
 
-from app.server.security import HEADERS_FILE
-from app.serve import SETUP, port_problem
+from lineare.app.server.security import HEADERS_FILE
+from lineare.app.serve import SETUP, port_problem
 from lineare import arguments
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,8 +119,8 @@ def origins(args):
 
 
 def server_command(args, port):
-    # one process each: nginx spreads the visitors over the servers (python -m app alone forks one per core)
-    command = [sys.executable, "-m", "app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
+    # one process each: nginx spreads the visitors over the servers (python -m lineare.app alone forks one per core)
+    command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
                "--rooms", rooms_url(args), "--room-size", str(args.room_size)]      # one store for every server
     # the server's own address only for /admin: nginx forwards the visitor's Origin as it is, so a page
     # of this machine's localhost:PORT would pass nginx too
@@ -130,7 +130,7 @@ def server_command(args, port):
     if not args.no_warm:
         command.append("--warm")
     command += ["--", "--reuse-sessions", "--liveness", "--use-xheaders",
-                "--setup", str(SETUP)]     # python -m app caps websocket messages
+                "--setup", str(SETUP)]     # python -m lineare.app caps websocket messages
     if args.threads:
         command += ["--num-threads", str(args.threads)]
     if args.admin:
@@ -146,7 +146,7 @@ def rooms_url(args):
 
 def server_environment(args, secret):
     threads = str(args.torch_threads or max(1, (os.cpu_count() or 1) // args.workers))
-    return {**os.environ, "BOKEH_SECRET_KEY": secret,             # python -m app signs the session ids with it
+    return {**os.environ, "BOKEH_SECRET_KEY": secret,             # python -m lineare.app signs the session ids with it
             "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads, "PYTHONUNBUFFERED": "1"}
 
 
@@ -339,7 +339,7 @@ class Host:
         reaching a cold page at once would each build a whole session."""
         from concurrent.futures import ThreadPoolExecutor
 
-        from app.i18n import LANGUAGES
+        from lineare.app.i18n import LANGUAGES
 
         def prime(port):
             for route in ["", *page_routes()]:

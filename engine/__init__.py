@@ -3,6 +3,6 @@
 Knows nothing of the app. Entry points: `engine.ops.forward` (whole sequences) and
 `engine.stepping` (one token at a time, with records).
 """
-from engine.device import get_device
+from lineare.engine.device import get_device
 
 __all__ = ["get_device"]

@@ -1,11 +1,11 @@
-"""`python -m engine capacity`: how many key→value associations one layer's state can hold.
+"""`python -m lineare.engine capacity`: how many key→value associations one layer's state can hold.
 
 The training-free version of the capacity experiment of Schlag, Irie & Schmidhuber 2021 (engine/README.md,
 "Tasks and checkpoints"; §7). One layer, one head, no projections: N unit keys k_i ∈ R^{d_k} are written with
 one-hot values through `engine.ops.forward`, then every key is read back from the final state S (o_i = S k_i, the
 query being the key itself, scale 1).
 
-    python -m engine capacity --rule sum --d-k 64 --pairs 16,32,64,80,120,256 --keys random
+    python -m lineare.engine capacity --rule sum --d-k 64 --pairs 16,32,64,80,120,256 --keys random
 
 Rules (each a variant of the engine, engine/README.md):
 - sum         variant "linear":          S_t = S_{t-1} + v_t k_tᵀ
@@ -48,8 +48,8 @@ import sys
 import numpy as np
 import torch
 
-from engine.ops import FORMS, forward
-from engine.tasks import KEY_KINDS, capacity_data
+from lineare.engine.ops import FORMS, forward
+from lineare.engine.tasks import KEY_KINDS, capacity_data
 from lineare import arguments
 
 RULES = {  # rule → (engine variant, log decay per write or None)
@@ -186,7 +186,7 @@ def _int_at_least(low, high=None):
 
 def _parser():
     p = argparse.ArgumentParser(
-        prog="python -m engine capacity", formatter_class=arguments.Formatter,
+        prog="python -m lineare.engine capacity", formatter_class=arguments.Formatter,
         description="Write N key→value pairs into one layer's state, read every key back, and compare "
                     "the error with the closed-form bound ½·max(0, 1 − d_k/N).")
     p.add_argument("--rule", required=True, choices=list(RULES),

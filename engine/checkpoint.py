@@ -29,7 +29,7 @@ import torch
 from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_file, save_file
 
-from engine.model import ModelConfig, TinyLM
+from lineare.engine.model import ModelConfig, TinyLM
 from lineare.data import data_path
 
 FORMAT = "lineare-checkpoint"

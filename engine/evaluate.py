@@ -12,16 +12,16 @@ import sys
 
 import torch
 
-from engine import checkpoint, tasks
-from engine.device import get_device
-from engine.ops import state_bytes
-from engine.train import parse_pairs, predictions
+from lineare.engine import checkpoint, tasks
+from lineare.engine.device import get_device
+from lineare.engine.ops import state_bytes
+from lineare.engine.train import parse_pairs, predictions
 from lineare import arguments
 
 
 def build_parser():
     p = argparse.ArgumentParser(
-        prog="python -m engine evaluate", formatter_class=arguments.Formatter,
+        prog="python -m lineare.engine evaluate", formatter_class=arguments.Formatter,
         description="Measure a checkpoint's accuracy on fresh MQAR examples, query by query.",
         epilog="examples:\n  lineare evaluate --checkpoint deltanet --seq-len 128 --kv-pairs 32\n"
                "  lineare evaluate --checkpoint runs/mine.safetensors --json")

@@ -25,7 +25,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.ops import GATES, VARIANTS
+from lineare.engine.ops import GATES, VARIANTS
 
 SPREAD = (0.25, 1.75)            # per-channel decays: α_i = α^{s_i}, s_i evenly over this range
 MLSTM_KEEP = (1e-6, 1 - 1e-6)    # σ(f) = α must stay inside (0, 1): its logit is f

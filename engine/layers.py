@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from einops import rearrange
 
-from engine import ops, stepping
+from lineare.engine import ops, stepping
 
 
 # Lowest log decay per step handed to the engine: a decay of e^−5 ≈ 0.007 already wipes the memory

@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from engine.layers import FEATURE_MAPS, LAYERS, make_layer
+from lineare.engine.layers import FEATURE_MAPS, LAYERS, make_layer
 
 
 @dataclass

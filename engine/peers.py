@@ -1,4 +1,4 @@
-"""The peers `python -m engine bench` measures itself against: fla-core's pure-torch references.
+"""The peers `python -m lineare.engine bench` measures itself against: fla-core's pure-torch references.
 
 flash-linear-attention (fla-core on PyPI) ships, beside its Triton kernels, a readable `naive`
 function per operation, written in plain torch. They are the CPU implementations a practitioner

@@ -13,9 +13,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from engine.ops import VARIANTS, check_inputs, check_normalize, check_scale, check_state, initial_state
-from engine.ops.recurrent import IN_PLACE, STEPS, TIME_GATES, apply
-from engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
+from lineare.engine.ops import VARIANTS, check_inputs, check_normalize, check_scale, check_state, initial_state
+from lineare.engine.ops.recurrent import IN_PLACE, STEPS, TIME_GATES, apply
+from lineare.engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
 
 DELTA_RULE = ("deltanet", "gated_deltanet", "rwkv7")
 

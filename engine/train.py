@@ -1,6 +1,6 @@
 """Train a tiny model on MQAR and write a checkpoint (`lineare train`; engine/README.md, "Tasks and checkpoints").
 
-    python -m engine train --variant deltanet --seq-len 64 --kv-pairs 4,8,16 --vocab-size 256 \\
+    python -m lineare.engine train --variant deltanet --seq-len 64 --kv-pairs 4,8,16 --vocab-size 256 \\
         --d-model 64 --n-layers 2 --steps 2000 --batch-size 64 --lr 3e-3 --seed 0 \\
         --out assets/checkpoints/deltanet.safetensors
 
@@ -21,10 +21,10 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from engine import checkpoint, tasks
-from engine.device import get_device
-from engine.layers import FEATURE_MAPS, LAYERS
-from engine.model import ModelConfig, TinyLM
+from lineare.engine import checkpoint, tasks
+from lineare.engine.device import get_device
+from lineare.engine.layers import FEATURE_MAPS, LAYERS
+from lineare.engine.model import ModelConfig, TinyLM
 from lineare import arguments
 
 VALIDATION_SEED_OFFSET = 1_000_003
@@ -43,7 +43,7 @@ def parse_pairs(text):
 
 def build_parser():
     p = argparse.ArgumentParser(
-        prog="python -m engine train", formatter_class=arguments.Formatter,
+        prog="python -m lineare.engine train", formatter_class=arguments.Formatter,
         description="Train a tiny model on multi-query associative recall (MQAR) and write a checkpoint: "
                     "safetensors weights, a JSON sidecar beside them and the folder's MANIFEST.json.",
         epilog="example:\n  lineare train --variant deltanet --seq-len 64 --kv-pairs 4,8,16 --out deltanet.safetensors"
@@ -250,7 +250,7 @@ def main(argv=None):
     except (Interrupted, KeyboardInterrupt) as stop:
         print(f"\n{stop or 'interrupted before the training started: nothing written'}", file=sys.stderr)
         return 130                                            # the shell's status for a Ctrl-C
-    info["command"] = "python -m engine train " + shlex.join(argv)
+    info["command"] = "python -m lineare.engine train " + shlex.join(argv)
     checkpoint.save(args.out, model.cpu(), **info)
     if "interrupted_at_step" in info:
         print(f"interrupted at step {info['interrupted_at_step']}: wrote the model of step {info['steps']}, the last "

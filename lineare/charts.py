@@ -1,6 +1,6 @@
 """The engine's records and sweeps as HoloViews objects, for a notebook (the app's pages draw with Bokeh directly).
 
-    from engine import stepping
+    from lineare.engine import stepping
     from lineare import charts
     o, state, records = stepping.run("deltanet", q, k, v, beta=beta)    # q, k, v [1, T, H, ·]
     charts.states(records)                    # hv.HoloMap of hv.Image: S_t, one frame per (token, layer, head)
@@ -21,8 +21,8 @@ import torch
 import holoviews as hv
 import holoviews.plotting.bokeh  # noqa: F401  (the backend the options below are for)
 
-from engine.capacity import capacity, measure, write_and_read
-from engine.tasks import capacity_data
+from lineare.engine.capacity import capacity, measure, write_and_read
+from lineare.engine.tasks import capacity_data
 
 COLOURS = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
 

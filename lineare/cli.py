@@ -15,13 +15,13 @@ import importlib
 import sys
 
 COMMANDS = {    # name: (module whose main(argv) runs it, what it does)
-    "serve": ("app.serve", "serve the laboratories on this machine (what ./scripts/app runs)"),
-    "host": ("deploy.host", "host a public demo: several servers behind nginx (needs nginx)"),
-    "export": ("app.export.__main__", "save a page's run as GIF, MP4, PNG, CSV or a one-file lesson"),
-    "train": ("engine.train", "train a tiny model on a task and write a checkpoint"),
-    "evaluate": ("engine.evaluate", "measure a checkpoint's accuracy"),
-    "capacity": ("engine.capacity", "how many associations a single layer can store"),
-    "bench": ("bench.engine", "time the engine's three forms and its per-token step"),
+    "serve": ("lineare.app.serve", "serve the laboratories on this machine (what ./scripts/app runs)"),
+    "host": ("lineare.deploy.host", "host a public demo: several servers behind nginx (needs nginx)"),
+    "export": ("lineare.app.export.__main__", "save a page's run as GIF, MP4, PNG, CSV or a one-file lesson"),
+    "train": ("lineare.engine.train", "train a tiny model on a task and write a checkpoint"),
+    "evaluate": ("lineare.engine.evaluate", "measure a checkpoint's accuracy"),
+    "capacity": ("lineare.engine.capacity", "how many associations a single layer can store"),
+    "bench": ("lineare.bench.engine", "time the engine's three forms and its per-token step"),
 }
 
 
@@ -78,7 +78,7 @@ def run(argv):
     module = importlib.import_module(COMMANDS[args.command][0])
     with named(f"lineare {args.command}"):
         if args.command == "serve":
-            # app.serve re-runs itself as `python -m app` with the command line's arguments (for its
+            # app.serve re-runs itself as `python -m lineare.app` with the command line's arguments (for its
             # memory allocator): hand it ours as the command line, as ./scripts/app does
             sys.argv = [sys.argv[0], *options]
             return module.main()

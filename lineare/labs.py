@@ -24,9 +24,9 @@ from panel.io.document import create_doc_if_none_exists
 from panel.io.notebook import patch_inline_stylesheets
 from panel.io.state import set_curdoc
 
-from app.dashboards import BY_SLUG
-from app.i18n import language, set_language
-from app.session import Session
+from lineare.app.dashboards import BY_SLUG
+from lineare.app.i18n import language, set_language
+from lineare.app.session import Session
 
 # a classroom laptop has no network: Panel's and Bokeh's scripts and stylesheets go into the notebook itself
 # (the README's first cell says pn.extension(inline=True); this covers a notebook that forgot it)
@@ -61,9 +61,9 @@ class Lab(pn.Row):
         `table`; a text file beside it, NAME.about.txt, says what it holds) or .html (a lesson in one file that
         plays offline, with no server). `size`: (width, height) or "small", "projector", "full-hd"; `fps`:
         frames per second. Returns the path written; a ValueError says why an export is refused."""
-        from app.export.__main__ import split_notes
-        from app.export.files import ExportRefused, make_file, parse_size
-        from app.export.pages import PAGES
+        from lineare.app.export.__main__ import split_notes
+        from lineare.app.export.files import ExportRefused, make_file, parse_size
+        from lineare.app.export.pages import PAGES
 
         path = pathlib.Path(path)
         fmt = path.suffix.lstrip(".").lower()
@@ -99,7 +99,7 @@ class Lab(pn.Row):
 
 def _view(slug):
     dashboard = BY_SLUG[slug]
-    return importlib.import_module(f"app.dashboards.{dashboard.build.package}.view").build.__self__
+    return importlib.import_module(f"lineare.app.dashboards.{dashboard.build.package}.view").build.__self__
 
 
 def parameters(slug):

@@ -112,7 +112,7 @@ gated delta rule on 12 tokens: every head's state $S_t$ as an `hv.HoloMap` of im
 the token and the head), then the gates and the error the delta rule corrects, token by token."""),
     ("code", r"""import torch
 
-from engine import capacity, stepping
+from lineare.engine import capacity, stepping
 from lineare import charts
 
 torch.manual_seed(0)

@@ -17,10 +17,10 @@ from bokeh.protocol.receiver import Receiver
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-import app.components.later  # noqa: F401  (our components' model types, to read a pulled Document;
-import app.components.lesson  # noqa: F401   Panel's come with them)
-import app.components.player  # noqa: F401
-import app.components.presence  # noqa: F401
+import lineare.app.components.later  # noqa: F401  (our components' model types, to read a pulled Document;
+import lineare.app.components.lesson  # noqa: F401   Panel's come with them)
+import lineare.app.components.player  # noqa: F401
+import lineare.app.components.presence  # noqa: F401
 
 PROTOCOL = Protocol()
 

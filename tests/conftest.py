@@ -9,8 +9,8 @@ import pytest  # noqa: E402
 
 @pytest.fixture(scope="session")
 def served_patched(tmp_path_factory):
-    """`python -m app --num-procs 2`, the classroom's default with its patches: (URL, its two processes, its log).
-    One per test run, shared by the files that look at the served path (test_processes, test_served)."""
+    """`python -m lineare.app --num-procs 2`, the classroom's default with its patches: (URL, its two processes, its
+    log). One per test run, shared by the files that look at the served path (test_processes, test_served)."""
     from served import two_processes
 
     with two_processes(tmp_path_factory.mktemp("patched") / "server.log") as served:

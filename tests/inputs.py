@@ -8,8 +8,8 @@ import math
 import torch
 import torch.nn.functional as F
 
-from engine.gates import make_gates
-from engine.ops import VARIANTS  # noqa: F401  (the tests import it from here: every engine variant)
+from lineare.engine.gates import make_gates
+from lineare.engine.ops import VARIANTS  # noqa: F401  (the tests import it from here: every engine variant)
 
 
 def rel_rms(x, ref):

@@ -1,5 +1,5 @@
 """Build every page server-side, without a browser, and read its visible text: what tests/test_every_sentence.py
-checks for English words on Italian pages. A page is built as `python -m app` builds it for a session (the
+checks for English words on Italian pages. A page is built as `python -m lineare.app` builds it for a session (the
 shell, the dashboard, its sidebar), into a Bokeh document; its text is every string property of every model
 (titles, labels, legends, hover labels, options, HTML), and the string columns of its data sources."""
 import html
@@ -28,9 +28,9 @@ def session_document(slug, args):
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app.components.later import build_all
-    from app.session import Session
-    from app.shell import page
+    from lineare.app.components.later import build_all
+    from lineare.app.session import Session
+    from lineare.app.shell import page
 
     doc = Document()
     request = types.SimpleNamespace(arguments={k: [v.encode()] for k, v in args.items()}, headers={}, cookies={})

@@ -1,6 +1,6 @@
-"""`python -m app` on its multi-process default, as tests reach it: a page's GET answered by one of its processes
-and its websocket by another (the kernel hands each connection to any of them: here the others are stopped while
-one is meant to answer), and what a visitor then gets over the wire."""
+"""`python -m lineare.app` on its multi-process default, as tests reach it: a page's GET answered by one of its
+processes and its websocket by another (the kernel hands each connection to any of them: here the others are stopped
+while one is meant to answer), and what a visitor then gets over the wire."""
 import asyncio
 import os
 import re
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import psutil
 
-from app.devtools import running_server
+from lineare.app.devtools import running_server
 from bokeh_wire import Wire, normalized
 
 PULLS_UNTIL_STILL = 20                    # a page whose workers still compute is pulled again until it stands still
@@ -40,15 +40,15 @@ def only(running, stopped):
 
 @contextmanager
 def two_processes(log, *flags):
-    """`python -m app --num-procs 2 FLAGS` (what ./scripts/app serves with on two cores): its URL, its two server
-    processes (both running again afterwards)."""
-    command = (f"python -m app --num-procs 2 --port {{port}} --address 127.0.0.1 --allow-websocket-origin "
+    """`python -m lineare.app --num-procs 2 FLAGS` (what ./scripts/app serves with on two cores): its URL, its two
+    server processes (both running again afterwards)."""
+    command = (f"python -m lineare.app --num-procs 2 --port {{port}} --address 127.0.0.1 --allow-websocket-origin "
                f"127.0.0.1:{{port}} {' '.join(flags)} > {log} 2>&1")
     with running_server(shell_command=command, processes=()) as url:
         deadline = time.monotonic() + 60
         while len(processes := children(url)) < 2 and time.monotonic() < deadline:
             time.sleep(0.5)
-        assert len(processes) == 2, f"python -m app --num-procs 2 {' '.join(flags)} did not fork two servers"
+        assert len(processes) == 2, f"python -m lineare.app --num-procs 2 {' '.join(flags)} did not fork two servers"
         try:
             yield url, processes, Path(log)
         finally:

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 from inputs import VARIANTS, make_inputs, rel_rms
 from reference import reference
 
-import engine.ops as ops
+import lineare.engine.ops as ops
 
 B, D_K, D_V = 2, 8, 6  # d_k != d_v so transposed states cannot pass
 TOL = {torch.float64: 1e-10, torch.float32: 1e-5}

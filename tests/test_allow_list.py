@@ -13,13 +13,13 @@ from bokeh.models import (Button, CheckboxButtonGroup, CheckboxGroup, Column, Di
 from panel.custom import ReactiveESM
 from panel.models.widgets import FileDownload
 
-import app.components.later  # noqa: F401  (every JSComponent of ours, for their data models)
-import app.components.lesson  # noqa: F401
-import app.components.player  # noqa: F401
-import app.components.presence  # noqa: F401
-import app.export.section  # noqa: F401
-from app.server import limits, websocket
-from app.server.websocket import MAX_TEXT, Refused, allowed_change, check_event, within_bounds
+import lineare.app.components.later  # noqa: F401  (every JSComponent of ours, for their data models)
+import lineare.app.components.lesson  # noqa: F401
+import lineare.app.components.player  # noqa: F401
+import lineare.app.components.presence  # noqa: F401
+import lineare.app.export.section  # noqa: F401
+from lineare.app.server import limits, websocket
+from lineare.app.server.websocket import MAX_TEXT, Refused, allowed_change, check_event, within_bounds
 
 NAN = {"type": "number", "value": "nan"}
 
@@ -257,7 +257,7 @@ def test_a_log_line_carries_at_most_log_chars_of_a_clients_text():
 
 def test_a_string_anywhere_is_capped_at_max_text():
     document = Document()
-    model = app.components.presence.Presence._data_model()
+    model = lineare.app.components.presence.Presence._data_model()
     assert within_bounds(model, "seen", 3)
     assert not within_bounds(model, "seen", "x" * (MAX_TEXT + 1))
     assert not within_bounds(model, "seen", "3")                       # not the property's type
@@ -311,12 +311,12 @@ def test_a_connection_first_seen_is_counted_from_then():
 
 def test_the_presence_beat_keeps_a_page_well_inside_the_idle_timeout():
     """A visible page says it is there every BEAT_MS; the server closes a connection silent for IDLE_S (the
-    default of `python -m app --idle-minutes`): a beat or two lost (a slow network, a throttled tab) must not close
-    a page a class is looking at."""
+    default of `python -m lineare.app --idle-minutes`): a beat or two lost (a slow network, a throttled tab) must
+    not close a page a class is looking at."""
     import re
 
-    from app.components.presence import Presence
-    from app.serve import IDLE_S
+    from lineare.app.components.presence import Presence
+    from lineare.app.serve import IDLE_S
 
     [beat] = re.findall(r"^const BEAT_MS = (\d+)$", Presence._esm.read_text(encoding="utf-8"), re.MULTILINE)
     assert IDLE_S == websocket.IDLE_S

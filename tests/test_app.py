@@ -4,12 +4,12 @@ import math
 import numpy as np
 import pytest
 
-from app import i18n, mechanism
-from app.components.player import Player
-from app.i18n import _, language, negotiate
-from app.i18n.catalogs import problems
-from app.urlstate import read_query
-from engine.ops import VARIANTS
+from lineare.app import i18n, mechanism
+from lineare.app.components.player import Player
+from lineare.app.i18n import _, language, negotiate
+from lineare.app.i18n.catalogs import problems
+from lineare.app.urlstate import read_query
+from lineare.engine.ops import VARIANTS
 
 
 # ------------------------------------------------------------------------------------ i18n
@@ -25,7 +25,7 @@ def test_the_runtime_needs_no_catalog_tools():
     import subprocess
     import sys
     code = ("import sys, app.i18n; from app.i18n import _; "
-            "assert 'fcntl' not in sys.modules and 'app.i18n.catalogs' not in sys.modules, sorted(sys.modules)")
+            "assert 'fcntl' not in sys.modules and 'lineare.app.i18n.catalogs' not in sys.modules, sorted(sys.modules)")
     subprocess.run([sys.executable, "-c", code], check=True)
 
 
@@ -58,7 +58,7 @@ def args(**values):
 
 
 def test_url_values_are_cleaned_with_notices():
-    from app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.dashboards.state_fills_up.model import StateStore
     with language("en"):
         values, notices = read_query(StateStore, StateStore.URL, args(
             variant="nope", alpha="abc", heads="7", pairs="-3", seed="1e999", beta="nan", preset="crowd"))
@@ -70,7 +70,7 @@ def test_url_values_are_cleaned_with_notices():
 
 
 def test_url_notices_quote_bounded_untrusted_text():
-    from app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.dashboards.state_fills_up.model import StateStore
     with language("it"):
         values, notices = read_query(StateStore, StateStore.URL, args(variant="<b>" + "x" * 500, text="y" * 900))
     assert len(values["text"]) == 500
@@ -79,7 +79,7 @@ def test_url_notices_quote_bounded_untrusted_text():
 
 
 def test_valid_url_values_pass_unchanged():
-    from app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.dashboards.state_fills_up.model import StateStore
     values, notices = read_query(StateStore, StateStore.URL, args(variant="gla", alpha="0.8", heads="2"))
     assert notices == [] and values == {"variant": "gla", "alpha": 0.8, "heads": 2}
 
@@ -139,8 +139,8 @@ def test_embeddings_are_fixed_unit_vectors():
 # ------------------------------------------------------------------------ store, sessions
 
 def test_store_keeps_url_gates_and_resets_them_on_a_new_model():
-    from app.dashboards.state_fills_up.model import StateStore
-    from app.variants import REGISTRY
+    from lineare.app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.variants import REGISTRY
     store = StateStore(variant="gla", alpha=0.5)
     assert store.alpha == 0.5 and store.result.variant == "gla"
     store.variant = "retnet"
@@ -153,7 +153,7 @@ def test_sessions_are_separate_and_freed():
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app import session as sessions
+    from lineare.app import session as sessions
 
     before = sessions.live_sessions()
     docs = [Document(), Document()]
@@ -182,7 +182,7 @@ def test_player_reads_the_frame_and_speed_from_the_url_and_counts_runs():
 
 
 def test_pictures_send_only_changed_numbers():
-    from app.components.plots import BarsPicture, MatrixPicture, RowsPicture
+    from lineare.app.components.plots import BarsPicture, MatrixPicture, RowsPicture
 
     sent = []
     pictures = [MatrixPicture("", "", "", 3, 4), BarsPicture("", "", "", 4), RowsPicture("", "", ["a", "b"], 4)]
@@ -206,7 +206,7 @@ def test_pictures_send_only_changed_numbers():
 
 def test_a_run_travels_as_one_array_per_column():
     """Bokeh sends every array of a column as a message of its own: a run of T frames is one array."""
-    from app.components.plots import MatrixPicture, nice_limit, quantize
+    from lineare.app.components.plots import MatrixPicture, nice_limit, quantize
 
     rng = np.random.default_rng(0)
     frames = rng.normal(size=(7, 3, 4)).cumsum(axis=0)                   # [T, r, c], not of rank one
@@ -219,7 +219,7 @@ def test_a_run_travels_as_one_array_per_column():
 def test_heat_maps_name_their_numbers_in_the_page_language():
     from bokeh.models import HoverTool
 
-    from app.components.plots import MatrixPicture, RowsPicture
+    from lineare.app.components.plots import MatrixPicture, RowsPicture
 
     def hover_labels(picture):
         return [label for tool in picture.figure.tools if isinstance(tool, HoverTool) for label, _f in tool.tooltips]
@@ -253,9 +253,9 @@ def test_one_sided_bounds_are_enforced_too():
 def test_parameter_docs_never_become_tooltips():
     import panel as pn
 
-    from app.dashboards.two_bills.calculator import CalculatorStore
-    from app.session import Session
-    from app.shell import without_doc_tooltips
+    from lineare.app.dashboards.two_bills.calculator import CalculatorStore
+    from lineare.app.session import Session
+    from lineare.app.shell import without_doc_tooltips
 
     session = Session()
     session.stores["two-bills"] = store = CalculatorStore()
@@ -276,9 +276,9 @@ def test_hover_numbers_and_knob_values_are_written_in_the_page_language():
     import playwright
     from bokeh.models import CustomJSHover, HoverTool
 
-    from app.components.controls import mechanism_knobs
-    from app.components.plots import MatrixPicture
-    from app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.components.controls import mechanism_knobs
+    from lineare.app.components.plots import MatrixPicture
+    from lineare.app.dashboards.state_fills_up.model import StateStore
 
     node = Path(playwright.__file__).parent / "driver" / "node"
 

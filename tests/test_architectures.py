@@ -9,18 +9,18 @@ import numpy as np
 import pytest
 import torch
 
-from app.dashboards import BY_SLUG
-from app.dashboards.architectures import model as arch
-from app.dashboards.architectures import view as arch_view
-from app.dashboards.state_fills_up.model import StateStore
-from app.dashboards.transition.model import TransitionStore, match
-from app.i18n import language
-from app.session import Session
-from app.urlstate import read_query
-from app.variants import REGISTRY
-from engine.gates import channel_spread
-from engine.ops.states import MLSTMState
-from engine.stepping import step
+from lineare.app.dashboards import BY_SLUG
+from lineare.app.dashboards.architectures import model as arch
+from lineare.app.dashboards.architectures import view as arch_view
+from lineare.app.dashboards.state_fills_up.model import StateStore
+from lineare.app.dashboards.transition.model import TransitionStore, match
+from lineare.app.i18n import language
+from lineare.app.session import Session
+from lineare.app.urlstate import read_query
+from lineare.app.variants import REGISTRY
+from lineare.engine.gates import channel_spread
+from lineare.engine.ops.states import MLSTMState
+from lineare.engine.stepping import step
 
 D = arch.D
 I = np.eye(D)
@@ -239,9 +239,9 @@ def test_the_model_imports_without_panel():
 def test_superiore_says_what_our_tiny_version_leaves_out(variant):
     """The banner at Superiore (and the state page's description of the model) names what the paper's layer has
     and ours does not: RetNet's xPos, Mamba-2's output gate, RWKV's token shift…"""
-    from app.dashboards.state_fills_up.model import StateStore
-    from app.dashboards.state_fills_up.view import StateView
-    from app.i18n import _
+    from lineare.app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.dashboards.state_fills_up.view import StateView
+    from lineare.app.i18n import _
 
     with language("it"):
         session = Session(language="it", level="superiore")

@@ -1,4 +1,4 @@
-"""`python -m engine bench --quick --json` runs and reports every case it was asked for.
+"""`python -m lineare.engine bench --quick --json` runs and reports every case it was asked for.
 
 Checks the structure only: timings depend on the machine and are never asserted.
 """
@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from bench import engine as bench
+from lineare.bench import engine as bench
 
 VARIANTS = ("linear", "deltanet", "softmax")
 
@@ -63,7 +63,7 @@ def test_skips_what_would_take_too_long():
     assert gigabytes > cfg.limit_gb                                 # T×T matrices of 16384² floats
 
 
-@pytest.mark.parametrize("command", [["-m", "bench.engine"], ["-m", "engine", "bench"]])
+@pytest.mark.parametrize("command", [["-m", "lineare.bench.engine"], ["-m", "lineare.engine", "bench"]])
 def test_both_commands_run_the_benchmark(command):
     import subprocess
     import sys

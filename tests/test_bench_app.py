@@ -1,4 +1,4 @@
-"""`python -m bench.app --quick --no-browser --json` runs the server-side part and reports every number.
+"""`python -m lineare.bench.app --quick --no-browser --json` runs the server-side part and reports every number.
 
 Checks the structure only: timings depend on the machine and are never asserted.
 """
@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from bench import app as bench_app
+from lineare.bench import app as bench_app
 
 ROOT = Path(__file__).resolve().parents[1]
 PARTS = ("engine_ms", "frames_ms", "pictures_ms", "message_ms", "run_ms")
 
 
 def test_server_part_quick_json(capsys):
-    run = subprocess.run([sys.executable, "-m", "bench.app", "--quick", "--no-browser", "--json"],
+    run = subprocess.run([sys.executable, "-m", "lineare.bench.app", "--quick", "--no-browser", "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     report = json.loads(run.stdout)

@@ -4,9 +4,9 @@ import time
 
 import pytest
 
-from app.serve import BOKEH_CHECKS
-from app.server import patches
-from bench import pages
+from lineare.app.serve import BOKEH_CHECKS
+from lineare.app.server import patches
+from lineare.bench import pages
 
 
 @pytest.fixture(autouse=True)

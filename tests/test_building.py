@@ -13,8 +13,8 @@ import pytest
 from bokeh.document import Document
 from bokeh.models import Div
 
-from app.server.building import PerThread
-from app.server.speedups import write_kept_pages_once
+from lineare.app.server.building import PerThread
+from lineare.app.server.speedups import write_kept_pages_once
 
 
 def test_a_build_and_the_event_loop_never_see_each_others_current_document(monkeypatch):
@@ -46,8 +46,8 @@ def test_a_page_build_walks_its_document_once():
     from bokeh.document.models import DocumentModelManager
     from panel.io.application import build_single_handler_application
 
-    from app.serve import PAGES as PAGE_DIR
-    from bench.pages import PAGES, fake_session
+    from lineare.app.serve import PAGES as PAGE_DIR
+    from lineare.bench.pages import PAGES, fake_session
 
     walked, recompute = [], DocumentModelManager.recompute
     application = build_single_handler_application(str(PAGE_DIR / "state.py"))
@@ -66,7 +66,7 @@ def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(
     from bokeh.protocol import Protocol
     from bokeh.server.session import ServerSession
 
-    from app.server.building import write_pulls_off_loop
+    from lineare.app.server.building import write_pulls_off_loop
 
     monkeypatch.setattr(ServerSession, "_handle_pull", ServerSession._handle_pull)      # put back afterwards
     write_pulls_off_loop()
@@ -137,7 +137,7 @@ def page(theme=None):
 
 theme = Theme(json={"attrs": {"Title": {"text_font_size": "31px"}, "Plot": {"min_border": 7}}})
 bokehs = [page()[1], page(theme)[1]]
-from app.server.speedups import cache_stable_defaults
+from lineare.app.server.speedups import cache_stable_defaults
 cache_stable_defaults()
 ours = [page()[1], page()[1], page(theme)[1], page()[1]]
 assert ours[0] == ours[1] == ours[3] == bokehs[0], "the same document, whatever was read before"
@@ -159,7 +159,7 @@ assert Div().css_classes == [] and Div().styles == {}
 
 
 def test_stable_defaults_made_once_give_bokehs_own_documents():
-    """cache_stable_defaults() (installed by python -m app) changes no document: with and without it, in a
+    """cache_stable_defaults() (installed by python -m lineare.app) changes no document: with and without it, in a
     fresh process, the same JSON; a theme's values still apply; mutable defaults are each model's own, and a
     change to an empty one made directly reaches its document."""
     import subprocess
@@ -172,7 +172,7 @@ TUPLES_CHECKED_ONCE = """
 import pytest
 from bokeh.models import Div, LinearColorMapper
 from bokeh.palettes import RdBu11, interp_palette
-from app.server.speedups import check_tuples_once
+from lineare.app.server.speedups import check_tuples_once
 
 palette = interp_palette(RdBu11, 255)
 def attempts():
@@ -189,7 +189,7 @@ check_tuples_once()
 ours = [attempts(), attempts()]
 assert ours[0] == ours[1] == bokehs and ours[1][0] == tuple(palette)
 
-import app.server.speedups as speedups
+import lineare.app.server.speedups as speedups
 speedups.MAX_CHECKED_TUPLES = 3                    # past the bound: still checked, no longer kept
 margins = [Div(margin=(i, i)).margin for i in range(10)]
 assert margins == [(i, i) for i in range(10)]
@@ -203,7 +203,7 @@ assert len(kept) == 3
 
 
 def test_tuples_checked_once_are_still_checked():
-    """check_tuples_once() (installed by python -m app): the values Bokeh makes are the same, and a tuple that
+    """check_tuples_once() (installed by python -m lineare.app): the values Bokeh makes are the same, and a tuple that
     fails Bokeh's check (an item of the wrong type, even one equal to a valid one: 1.0 for 1) still fails."""
     import subprocess
     import sys
@@ -258,8 +258,8 @@ import re
 from bokeh.document import Document
 from bokeh.protocol import Protocol
 from panel.io.application import build_single_handler_application
-from app.serve import PAGES as PAGE_DIR
-from bench.pages import PAGES, fake_session
+from lineare.app.serve import PAGES as PAGE_DIR
+from lineare.bench.pages import PAGES, fake_session
 from bokeh_wire import normalized
 
 def document_json(route, language):
@@ -279,7 +279,7 @@ numbers = lambda text: re.sub(r"\d+(\.\d+)?(e[-+]?\d+)?", "#", text)
 measured = [route == "two-bills" for route, _language in pages]
 panels, again = ([numbers(one) if varies else one for one, varies in zip(texts, measured)] for texts in (panels, again))
 assert panels == again, [page for page, one, two in zip(pages, panels, again) if one != two]
-from app.server import patches
+from lineare.app.server import patches
 assert patches.install(patches.SPEED_PATCHES) == list(patches.SPEED_PATCHES)
 for page, panel, ours, varies in zip(pages, panels, [document_json(*page) for page in pages], measured):
     ours = numbers(ours) if varies else ours
@@ -301,7 +301,7 @@ def test_the_cheaper_builds_change_no_page():
 @contextlib.contextmanager
 def patched(*names):
     """The patches named installed for the body, the libraries as they were afterwards (app/server/patches.py)."""
-    from app.server import patches
+    from lineare.app.server import patches
 
     with patches.installed(names) as done:
         assert done == list(names), f"left out: {set(names) - set(done)} (see the log line)"
@@ -404,7 +404,7 @@ def test_synced_parameters_listed_once_give_panels_own_parameters():
 def synced_compared(ours):
     import panel as pn
 
-    from app.components.player import FrameText
+    from lineare.app.components.player import FrameText
 
     objects = [pn.Column(pn.pane.HTML("x"), sizing_mode="stretch_width", css_classes=["a"]),
                pn.widgets.RadioButtonGroup(options=["a", "b"], value="b", name="n"),
@@ -418,7 +418,7 @@ def synced_compared(ours):
 def test_patches_install_only_on_a_tested_set_and_put_everything_back(monkeypatch, caplog):
     """app/server/patches.py: every patch installs here and is put back; on an untested (Panel, Bokeh, param) set
     none installs and one log line says why."""
-    from app.server import patches
+    from lineare.app.server import patches
 
     before = {path: patches.resolve(path) for patch in patches.PATCHES for path in patch.replaced()}
     with patches.installed() as done:
@@ -446,7 +446,7 @@ def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch
     from panel.io.application import Application
     from panel.reactive import Syncable
 
-    from app.server import building, patches
+    from lineare.app.server import building, patches
 
     monkeypatch.setattr(bokeh.io.doc, "_PATCHED_CURDOCS", contextvars.ContextVar("curdocs", default=()))
     created = Application.on_session_created
@@ -470,8 +470,8 @@ def test_a_target_not_as_expected_leaves_its_patch_out_with_one_line(monkeypatch
 
 
 def test_the_patches_listing_names_every_replacement(capsys):
-    from app import serve
-    from app.server import patches
+    from lineare.app import serve
+    from lineare.app.server import patches
 
     assert serve.main(["--patches"]) == 0
     rows = capsys.readouterr().out.splitlines()[2:]

@@ -4,9 +4,9 @@ import json
 import pytest
 import torch
 
-from engine import __main__ as cli
-from engine.capacity import bound, capacity, main, write_and_read
-from engine.tasks import capacity_data
+from lineare.engine import __main__ as cli
+from lineare.engine.capacity import bound, capacity, main, write_and_read
+from lineare.engine.tasks import capacity_data
 
 D = 16
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import holoviews as hv
-from engine import capacity, stepping
+from lineare.engine import capacity, stepping
 from lineare import charts
 
 

@@ -6,8 +6,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from engine import checkpoint
-from engine.model import ModelConfig, TinyLM
+from lineare.engine import checkpoint
+from lineare.engine.model import ModelConfig, TinyLM
 
 
 def tiny(variant="deltanet", d_model=16):
@@ -29,7 +29,7 @@ def no_pickle(monkeypatch):
 def saved(tmp_path):
     model = tiny()
     path = tmp_path / "deltanet.safetensors"
-    checkpoint.save(path, model, command="python -m engine train ...", data_seeds={"train": 0, "validation": 1},
+    checkpoint.save(path, model, command="python -m lineare.engine train ...", data_seeds={"train": 0, "validation": 1},
                     val_accuracy=0.5, train_seconds=1.0)
     return model, path
 

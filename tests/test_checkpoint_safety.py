@@ -13,10 +13,10 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from app import checkpoints
-from engine import checkpoint
-from engine.model import ModelConfig, TinyLM
-from engine.ops import VARIANTS
+from lineare.app import checkpoints
+from lineare.engine import checkpoint
+from lineare.engine.model import ModelConfig, TinyLM
+from lineare.engine.ops import VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "assets" / "checkpoints"
@@ -127,9 +127,9 @@ def test_the_oversized_config_of_the_issue_stays_small_in_memory(tmp_path):
     script = f"""
 import json, resource, sys
 import torch
-from engine import checkpoint
-from engine.model import ModelConfig, TinyLM
-from engine.ops import VARIANTS
+from lineare.engine import checkpoint
+from lineare.engine.model import ModelConfig, TinyLM
+from lineare.engine.ops import VARIANTS
 path = {str(tmp_path / 'deltanet.safetensors')!r}
 checkpoint.save(path, TinyLM(ModelConfig(variant="deltanet", vocab_size=32, d_model=16, n_layers=1, n_heads=2)))
 side = checkpoint.sidecar_path(path)
@@ -154,8 +154,8 @@ print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) // 1024)
 
 @pytest.mark.parametrize("error", [RuntimeError("not enough memory: you tried to allocate 1 GB"), MemoryError()])
 def test_pages_show_a_notice_when_loading_fails(monkeypatch, error):
-    from app.dashboards.memory_fails.model import trained_example
-    from app.dashboards.state_fills_up.model import StateStore
+    from lineare.app.dashboards.memory_fails.model import trained_example
+    from lineare.app.dashboards.state_fills_up.model import StateStore
 
     def fail(path):
         raise error

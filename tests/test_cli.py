@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from app.devtools import ROOT, running_server
+from lineare.app.devtools import ROOT, running_server
 from lineare import cli
 
 COMMANDS = ["serve", "host", "export", "train", "evaluate", "capacity", "bench"]
@@ -136,12 +136,12 @@ BAD = {        # command: argument lists that are wrong, each refused with a mes
 def test_a_bad_value_is_one_message_and_status_2_never_a_traceback(command, tmp_path, monkeypatch, capsys):
     import os
 
-    import deploy.host
+    import lineare.deploy.host
 
     def started(*args, **kwargs):
         raise AssertionError(f"lineare {command} started with a bad value")
     monkeypatch.setattr(os, "execve", started)                 # serve: what it runs once its options are good
-    monkeypatch.setattr(deploy.host, "Host", started)
+    monkeypatch.setattr(lineare.deploy.host, "Host", started)
     (tmp_path / "a-file").write_text("not a folder")
     for bad in BAD[command]:
         argv = [command, *(arg.replace("{tmp}", str(tmp_path)) for arg in bad)]
@@ -188,7 +188,7 @@ def test_ctrl_c_in_train_writes_the_last_validated_model_and_says_where(tmp_path
     assert training.wait(timeout=60) == 130
     said = said.decode()
     assert "Traceback" not in said and f"to {out}" in said and "the last validated" in said
-    from engine import checkpoint
+    from lineare.engine import checkpoint
     model, sidecar = checkpoint.load(out)
     assert sidecar["steps"] % 3 == 0 and sidecar["interrupted_at_step"] >= sidecar["steps"]
 
@@ -206,50 +206,98 @@ def test_lineare_serve_answers_a_page():
 
 # ------------------------------------------------------------------------------ installed, outside the tree
 
+USERS_APP = 'NAME = "the user\'s own app.py"\n'          # what a Panel user keeps beside a notebook
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
-    """A fresh virtual environment with `pip install .` of a clean copy of the tree (no build/ left over).
-    Its dependencies come from this environment (a .pth line): resolving them is pip's work, not ours,
-    and takes minutes; what is checked is what our package ships and how it finds it."""
+    """The wheel built from a clean copy of the tree (not an editable install), installed into a fresh virtual
+    environment, used from a folder that holds the user's own app.py and engine.py. Its dependencies come from
+    this environment (a .pth line): resolving them is pip's work, not ours, and takes minutes; what is checked is
+    what our wheel ships, under which names, and how it finds its files."""
     where = tmp_path_factory.mktemp("installed")
-    source, venv = where / "source", where / "venv"
+    source, venv, work = where / "source", where / "venv", where / "work"
     shutil.copytree(ROOT, source, symlinks=True, ignore=shutil.ignore_patterns(
-        ".venv", ".git", "build", "*.egg-info", "__pycache__", ".host", "screenshots", "*.mo", ".pytest_cache"))
+        ".venv", ".git", "build", "dist", "*.egg-info", "__pycache__", ".host", "screenshots", "*.mo",
+        ".pytest_cache"))
+    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation",
+                            "-w", str(where / "dist"), str(source)], capture_output=True, text=True, timeout=600)
+    assert built.returncode == 0, built.stderr[-3000:]
+    wheel = next((where / "dist").glob("lineare-*.whl"))
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
     site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                capture_output=True, text=True, check=True).stdout.strip())
     ours = [p for p in sys.path if p.endswith("site-packages")]
     (site / "dependencies.pth").write_text("\n".join(ours) + "\n")
-    done = subprocess.run([python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", str(source)],
-                          capture_output=True, text=True, timeout=600, cwd=where)
+    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps",
+                           str(wheel)], capture_output=True, text=True, timeout=600, cwd=where)
     assert done.returncode == 0, done.stderr[-3000:]
     shutil.rmtree(source)                                   # nothing may be read from the tree any more
-    return venv, where
+    work.mkdir()
+    (work / "app.py").write_text(USERS_APP)
+    (work / "engine.py").write_text('NAME = "the user\'s own engine.py"\n')
+    return venv, work, wheel
 
 
 def run_installed(installed, *args, timeout=120):
-    venv, where = installed
+    venv, work, _wheel = installed
     command = venv / ("Scripts/lineare.exe" if sys.platform == "win32" else "bin/lineare")
-    return subprocess.run([command, *args], capture_output=True, text=True, timeout=timeout, cwd=where)
+    return subprocess.run([command, *args], capture_output=True, text=True, timeout=timeout, cwd=work)
+
+
+def python_installed(installed, code, timeout=300):
+    venv, work, _wheel = installed
+    done = subprocess.run([venv / "bin/python", "-c", code], capture_output=True, text=True, cwd=work,
+                          timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout
+
+
+def test_the_wheel_owns_one_top_level_name(installed):
+    import zipfile
+
+    _venv, _work, wheel = installed
+    names = zipfile.ZipFile(wheel).namelist()
+    top = {name.split("/")[0] for name in names}
+    assert {t for t in top if not t.startswith("lineare-")} == {"lineare"}, top       # besides its .dist-info/.data
+    assert "lineare/app/pages/state.py" in names and "lineare/deploy/nginx.conf" in names
+    assert any(name.endswith("share/lineare/assets/checkpoints/deltanet.safetensors") for name in names)
+
+
+def test_the_installed_package_works_beside_a_users_app_and_engine(installed):
+    venv, work, _wheel = installed
+    said = python_installed(installed, """
+import importlib
+from lineare import labs
+from lineare.engine.ops import forward
+import lineare.app, torch
+app, engine = importlib.import_module('app'), importlib.import_module('engine')   # the user's own files
+print(app.NAME, '|', engine.NAME, '|', lineare.app.__file__)
+q = k = v = torch.randn(1, 5, 1, 4)
+o, state = forward('linear', q, k, v, form='chunked')
+lab = labs.memory_fails(rule='delta', d_k=16, lang='it')
+print(lab.export('capacity.csv'), tuple(o.shape), tuple(state.shape))
+""")
+    assert "the user's own app.py | the user's own engine.py" in said and str(venv) in said
+    assert "(1, 5, 1, 4) (1, 1, 4, 4)" in said and (work / "capacity.csv").read_text().count("\n") > 5
+    assert "Dove la memoria" in (work / "capacity.about.txt").read_text()        # the Italian catalog, installed
 
 
 def test_the_installed_command_runs_every_help_outside_the_tree(installed):
-    venv, where = installed
-    located = subprocess.run([venv / "bin/python", "-c", "import app, engine, lineare; print(app.__file__)"],
-                             capture_output=True, text=True, cwd=where, check=True).stdout
-    assert str(venv) in located                              # the installed package, not a checkout's
-    run_dir = subprocess.run([venv / "bin/python", "-c", "from deploy.host import parse; print(parse([]).run_dir)"],
-                             capture_output=True, text=True, cwd=where, check=True).stdout.strip()
-    assert run_dir == str(where / ".host")                  # the host's files: here, not in site-packages
+    venv, work, _wheel = installed
+    run_dir = python_installed(installed, "from lineare.deploy.host import parse; print(parse([]).run_dir)")
+    assert run_dir.strip() == str(work / ".host")           # the host's files: here, not in site-packages
     assert run_installed(installed, "--version").stdout.startswith("lineare 0.")
     for command in COMMANDS:
         done = run_installed(installed, command, "--help")
         assert done.returncode == 0 and done.stdout.startswith(f"usage: lineare {command}"), done.stderr[-2000:]
+    done = run_installed(installed, "evaluate", "--checkpoint", "deltanet", "--examples", "4")
+    assert done.returncode == 0 and done.stdout.startswith("deltanet: accuracy"), done.stderr[-2000:]
 
 
 def test_the_installed_command_exports_in_italian_and_serves_every_page(installed):
-    venv, where = installed
+    venv, where, _wheel = installed
     done = run_installed(installed, "export", "/state?variant=deltanet&t=3&lang=it", "-f", "csv", "-o", "s.csv")
     assert done.returncode == 0, done.stderr[-2000:]
     text = (where / "s.about.txt").read_text()

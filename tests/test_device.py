@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from engine.device import get_device
+from lineare.engine.device import get_device
 
 
 def test_default_follows_cuda_availability(monkeypatch):
@@ -37,7 +37,7 @@ def test_unknown_device_names(monkeypatch, name):
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_forms_agree_on_cuda():
-    from engine.ops import forward
+    from lineare.engine.ops import forward
     from inputs import VARIANTS, make_inputs, rel_rms
     for variant in VARIANTS:
         q, k, v, gates = make_inputs(variant, T=70, H=2, dtype=torch.float32)

@@ -4,7 +4,7 @@ import math
 import pytest
 import torch
 
-from engine.ops import forward
+from lineare.engine.ops import forward
 from inputs import make_inputs
 
 

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 import torch
 
-from app.dashboards import DASHBOARDS
-from app.dashboards.memory_fails.lesson import CARDS as MEMORY_CARDS
-from app.dashboards.memory_fails.model import MemoryStore, recall
-from app.i18n import language
-from app.urlstate import read_query
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.dashboards.memory_fails.lesson import CARDS as MEMORY_CARDS
+from lineare.app.dashboards.memory_fails.model import MemoryStore, recall
+from lineare.app.i18n import language
+from lineare.app.urlstate import read_query
 
 
 def memory_store(setup):
@@ -65,12 +65,12 @@ WRITTEN_CHANGE = {
 def test_every_variants_written_change_is_the_engines_change():
     """ΔS_t on the state page's "What changes now" card, for every fixed-state variant, equals S_t − S_{t−1}
     of the engine's step from a random state with random gates."""
-    from app.dashboards.state_fills_up.pictures import CHANGE, change_formula
-    from app.variants import ORDER
-    from engine.gates import make_gates
-    from engine.ops.recurrent import gates_at
-    from engine.ops.states import MLSTMState
-    from engine.stepping import step
+    from lineare.app.dashboards.state_fills_up.pictures import CHANGE, change_formula
+    from lineare.app.variants import ORDER
+    from lineare.engine.gates import make_gates
+    from lineare.engine.ops.recurrent import gates_at
+    from lineare.engine.ops.states import MLSTMState
+    from lineare.engine.stepping import step
 
     assert set(CHANGE) == set(ORDER)
     d = 6
@@ -101,10 +101,10 @@ def test_every_variants_written_change_is_the_engines_change():
 def test_rwkv7_is_off_the_knob_and_its_nearest_setting_is_not_rwkv7():
     """RWKV-7 has no place on the transition knob: at its nearest setting (gate "channel", β = 1, the card's α)
     the knob computes diag(α) − (α ⊙ k) kᵀ, RWKV-7 (engine gates, κ̂ = k, a = 1) diag(w) − κ̂ (a ⊙ κ̂)ᵀ."""
-    from app.dashboards.architectures.model import knob_setting
-    from app.dashboards.transition import model as knob
-    from app.variants import REGISTRY
-    from engine.gates import make_gates
+    from lineare.app.dashboards.architectures.model import knob_setting
+    from lineare.app.dashboards.transition import model as knob
+    from lineare.app.variants import REGISTRY
+    from lineare.engine.gates import make_gates
 
     record = REGISTRY["rwkv7"]
     assert record.knob is None and record.nearest == ("channel", 1.0) and record.off_knob
@@ -134,8 +134,8 @@ def test_rwkv7_is_off_the_knob_and_its_nearest_setting_is_not_rwkv7():
 def test_architectures_card_1_names_the_settings_that_make_mamba2_fastest():
     """Mamba-2 fades fastest on the page only because the page gives it α = 0.8 against RetNet's γ ≈ 0.97
     (the engine's own gates); the card says so, and that a trained Mamba-2 picks α per token."""
-    from app.dashboards.architectures import lesson
-    from app.dashboards.architectures.model import card_alpha, token_gates, texts
+    from lineare.app.dashboards.architectures import lesson
+    from lineare.app.dashboards.architectures.model import card_alpha, token_gates, texts
 
     keys = texts()[1][0, :1]
     assert np.exp(float(token_gates("mamba2", keys)["g"][0, 0])) == pytest.approx(card_alpha("mamba2")) == 0.8
@@ -151,8 +151,8 @@ def test_architectures_card_1_names_the_settings_that_make_mamba2_fastest():
 def test_linear_attention_blurs_from_the_second_pair_with_random_keys():
     """The registry's sentence: random labels leak from the second pair on; perpendicular ones stay apart up
     to d_k pairs (sum rule, engine.capacity)."""
-    from app.variants import REGISTRY
-    from engine.capacity import capacity
+    from lineare.app.variants import REGISTRY
+    from lineare.engine.capacity import capacity
 
     assert capacity("sum", d_k=16, pairs=[2], keys="random")[0]["error"] > 1e-3
     assert capacity("sum", d_k=16, pairs=[16], keys="orthogonal")[0]["error"] < 1e-12
@@ -160,7 +160,7 @@ def test_linear_attention_blurs_from_the_second_pair_with_random_keys():
 
 
 def test_beta_up_to_two_is_credited_to_grazzi():
-    from app.variants import REGISTRY
+    from lineare.app.variants import REGISTRY
 
     for text in (REGISTRY["deltanet"].left_out, REGISTRY["deltanet"].table_formula[3]):
         assert "Grazzi et al. 2025" in text
@@ -169,8 +169,8 @@ def test_beta_up_to_two_is_credited_to_grazzi():
 def test_the_eigenvalues_the_state_page_names_are_the_engines():
     """The spectrum card: along the label the bar drops to 1 − β (DeltaNet), α(1 − β) (Gated DeltaNet), below
     0 for RWKV-7 at full strength; the other directions keep 1 or α. Eigenvalues of A_t read off the engine."""
-    from app.dashboards.architectures.model import card_alpha, texts, transitions
-    from app.dashboards.state_fills_up.pictures import HeadPanel
+    from lineare.app.dashboards.architectures.model import card_alpha, texts, transitions
+    from lineare.app.dashboards.state_fills_up.pictures import HeadPanel
 
     keys = texts()[1][0, :1]
     beta = 0.6
@@ -193,7 +193,7 @@ def test_every_literal_given_to_the_translation_functions_is_extracted():
     import ast
     from pathlib import Path
 
-    from app.i18n.catalogs import SOURCES, extract
+    from lineare.app.i18n.catalogs import SOURCES, extract
 
     extracted = {m.id if isinstance(m.id, str) else m.id[0] for m in extract() if m.id}
     missing = []
@@ -211,15 +211,15 @@ def test_plurals_follow_the_catalogs_plural_forms(tmp_path, monkeypatch):
     and the catalog check reports a plural entry with a form missing."""
     import types
 
-    from app.dashboards.parallel_recurrent.view import FormsView
-    from app.dashboards.transition.pictures import answers_html
-    from app.i18n import catalogs, ngettext
+    from lineare.app.dashboards.parallel_recurrent.view import FormsView
+    from lineare.app.dashboards.transition.pictures import answers_html
+    from lineare.app.i18n import catalogs, ngettext
 
     with language("it"):
         assert [ngettext("{count} step", "{count} steps", n).format(count=n) for n in (1, 4)] == ["1 passo", "4 passi"]
         assert "1 risposta su 64" in FormsView._strip_title("recurrent", 64, 16, 1)
         assert "2 risposte su 64" in FormsView._strip_title("recurrent", 64, 16, 2)
-    from app.dashboards.transition.model import Recall
+    from lineare.app.dashboards.transition.model import Recall
 
     with language("it"):
         asked = lambda right: types.SimpleNamespace(right=right, expected="21", answer="21" if right else "47", tied=(),
@@ -246,9 +246,9 @@ def test_italian_plural_forms_for_none_one_and_two():
     """Italian: 0 and 2 take the plural («0 risposte giuste»), 1 the singular; English likewise."""
     import types
 
-    from app.dashboards.transition.model import Recall
-    from app.dashboards.transition.pictures import answers_html
-    from app.i18n import ngettext
+    from lineare.app.dashboards.transition.model import Recall
+    from lineare.app.dashboards.transition.pictures import answers_html
+    from lineare.app.i18n import ngettext
 
     def recall(right):
         asked = lambda ok: types.SimpleNamespace(right=ok, expected="21", answer="21" if ok else "47",
@@ -272,14 +272,14 @@ def test_italian_plural_forms_for_none_one_and_two():
     ("111", False), ("1.000", False), ("12.000", False), ("110.000", False)])
 def test_italian_elides_the_article_before_a_number_read_with_a_vowel_first(number, elided):
     """uno, otto, undici, ottanta, undicimila … take l', all', dell'; zero, dieci, mille, dodicimila do not."""
-    from app.i18n import elide
+    from lineare.app.i18n import elide
 
     assert elide(f"al {number}%") == (f"all'{number}%" if elided else f"al {number}%")
     assert elide(f"Il {number}") == (f"L'{number}" if elided else f"Il {number}")
 
 
 def test_italian_elides_the_article_before_numbers_read_with_a_vowel():
-    from app.i18n import _, elide
+    from lineare.app.i18n import _, elide
 
     assert elide("sicuro al 83%, il 8%, del 11% e al 50%") == "sicuro all'83%, l'8%, dell'11% e al 50%"
     with language("it"):
@@ -289,7 +289,7 @@ def test_italian_elides_the_article_before_numbers_read_with_a_vowel():
 def _italian_texts():
     from babel.messages import pofile
 
-    from app.i18n.catalogs import po_path
+    from lineare.app.i18n.catalogs import po_path
 
     with open(po_path("it"), "rb") as source:
         catalog = pofile.read_po(source, locale="it")
@@ -300,7 +300,7 @@ def _italian_texts():
 
 def test_one_italian_term_per_concept():
     """The glossary (app/i18n/glossary.py): no Italian text uses a forbidden variant of a term."""
-    from app.i18n.glossary import TERMS, forbidden_in
+    from lineare.app.i18n.glossary import TERMS, forbidden_in
 
     found = [(text[:60], hit) for text in _italian_texts() for hit in forbidden_in(text)]
     assert not found, found
@@ -340,7 +340,7 @@ def test_one_italian_term_per_concept_in_the_notebooks():
     case included: «delta rule con gate», «regola con oblio» are the regola delta con gate."""
     from collections import Counter
 
-    from app.i18n.glossary import forbidden_in
+    from lineare.app.i18n.glossary import forbidden_in
 
     paragraphs = list(_italian_in_notebooks())
     per_file = Counter(name for name, _text in paragraphs)
@@ -357,8 +357,8 @@ def test_formulas_on_italian_pages_write_decimal_commas():
     decimal point, and 0,99 is one number element (not 0, an operator and 99)."""
     import re
 
-    from app.components.text import to_html
-    from app.variants import REGISTRY
+    from lineare.app.components.text import to_html
+    from lineare.app.variants import REGISTRY
 
     texts = list(_italian_texts()) + [r.formula for r in REGISTRY.values()]
     texts += [cell for r in REGISTRY.values() for cell in r.table_formula if "$" in cell]
@@ -374,7 +374,7 @@ def test_formulas_on_italian_pages_write_decimal_commas():
 
 
 def _it(msgid):
-    from app.i18n import _
+    from lineare.app.i18n import _
     return _(msgid)
 
 
@@ -387,7 +387,7 @@ def test_an_italian_page_shows_no_english_word(slug):
     legends, hover labels, options and texts hold no English word outside formulas, code and names."""
     from panel.io.state import set_curdoc
 
-    from app.shell import frame_html
+    from lineare.app.shell import frame_html
     from tests.italian_pages import english_words, model_texts, session_document, visible
 
     doc, session = session_document(None if slug == "home" else slug, {"lang": "it", "level": "elementare"})
@@ -407,7 +407,7 @@ def test_an_italian_page_shows_no_english_word(slug):
 
 
 def _lesson_cards():
-    from app.lessons import LESSONS
+    from lineare.app.lessons import LESSONS
     return [(slug, number) for slug, cards in LESSONS.items() for number in range(1, len(cards) + 1)]
 
 
@@ -419,8 +419,8 @@ def test_every_lesson_card_speaks_italian_after_the_choice_and_after_the_action(
     run). Read at both levels: no English word, no variant the glossary forbids."""
     from panel.io.state import set_curdoc
 
-    from app.i18n.glossary import forbidden_in
-    from app.lessons import LESSONS
+    from lineare.app.i18n.glossary import forbidden_in
+    from lineare.app.lessons import LESSONS
     from tests.italian_pages import english_words, model_texts, session_document, visible
 
     found, observed = {}, 0
@@ -445,8 +445,8 @@ def test_every_lesson_card_speaks_italian_after_the_choice_and_after_the_action(
 
 def _lesson_observation(slug, number):
     """The observation card `number` of `slug` says on its own settings, in Italian (as the page sends it)."""
-    from app.components.text import inline_html
-    from app.lessons import LESSONS
+    from lineare.app.components.text import inline_html
+    from lineare.app.lessons import LESSONS
     from tests.test_lessons import store_for
 
     card = LESSONS[slug][number - 1]
@@ -464,8 +464,8 @@ def test_the_lesson_cards_speak_italian():
     """Every lesson card's question, choices and observation, in Italian, without an English word."""
     from tests.italian_pages import english_words
     from tests.test_lessons import CARDS, store_for
-    from app.i18n import _
-    from app.lessons import LESSONS
+    from lineare.app.i18n import _
+    from lineare.app.lessons import LESSONS
 
     found = []
     for slug, number in CARDS:
@@ -479,8 +479,8 @@ def test_the_lesson_cards_speak_italian():
 
 
 def test_the_state_lesson_names_the_panel_as_the_page_titles_it():
-    from app.dashboards.state_fills_up.lesson import CARDS
-    from app.i18n import _
+    from lineare.app.dashboards.state_fills_up.lesson import CARDS
+    from lineare.app.i18n import _
 
     named = [card.press for card in CARDS if "«What fades or is erased»" in card.press]
     assert named

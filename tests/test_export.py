@@ -13,17 +13,17 @@ import pandas as pd
 import pytest
 from PIL import Image, ImageColor
 
-from app.components.plots import PALETTE, nice_limit, quantize
-from app.dashboards.state_fills_up.model import head_frame
-from app.dashboards.state_fills_up.texts import said
-from app.dashboards.two_bills.model import rolling_median
-from app.export import ExportRefused, Limits, make_file, open_page
-from app.export.__main__ import main
-from app.export.draw import draw, font
-from app.export.files import check, parse_size
-from app.export.pages import plain, strip_from_html
-from app.export.scene import Scene
-from app.i18n import language
+from lineare.app.components.plots import PALETTE, nice_limit, quantize
+from lineare.app.dashboards.state_fills_up.model import head_frame
+from lineare.app.dashboards.state_fills_up.texts import said
+from lineare.app.dashboards.two_bills.model import rolling_median
+from lineare.app.export import ExportRefused, Limits, make_file, open_page
+from lineare.app.export.__main__ import main
+from lineare.app.export.draw import draw, font
+from lineare.app.export.files import check, parse_size
+from lineare.app.export.pages import plain, strip_from_html
+from lineare.app.export.scene import Scene
+from lineare.app.i18n import language
 
 SMALL = (480, 270)
 
@@ -109,8 +109,8 @@ def test_the_csv_of_two_bills_is_the_stores_run(bills):
 
 
 def test_the_two_bills_picture_has_the_work_bill_counted_as_the_page_counts_it(bills):
-    from app.dashboards.two_bills.model import multiply_adds, work_crossing
-    from app.dashboards.two_bills.pictures import WorkPicture
+    from lineare.app.dashboards.two_bills.model import multiply_adds, work_crossing
+    from lineare.app.dashboards.two_bills.pictures import WorkPicture
 
     run, t = bills.store.result, 9
     with language("en"):
@@ -250,7 +250,7 @@ def test_the_command_line_writes_what_it_is_asked(tmp_path, capsys):
 
 def test_python_dash_m_app_export_runs(tmp_path):
     out = tmp_path / "step.png"
-    done = subprocess.run([sys.executable, "-m", "app.export", "/state?variant=gla&t=2&alpha=7",
+    done = subprocess.run([sys.executable, "-m", "lineare.app.export", "/state?variant=gla&t=2&alpha=7",
                            "-o", str(out)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "warning:" in done.stderr and "alpha" in done.stderr              # the URL's fix, reported
@@ -315,7 +315,7 @@ def test_parallel_equals_recurrent_exports_its_outputs_differences_and_mask():
 
 
 def test_architectures_exports_its_two_pictures_and_their_numbers():
-    from app.dashboards.architectures import model
+    from lineare.app.dashboards.architectures import model
 
     page, notices = open_page("/architectures?arch=gated_deltanet&lang=it")
     assert notices == [] and not page.animated
@@ -336,7 +336,7 @@ def test_a_csv_keeps_typed_text_on_its_line_and_out_of_formulas():
     with = + - @ ran as a formula in a spreadsheet. Numbers keep their minus sign."""
     from types import SimpleNamespace
 
-    from app.export.files import csv_bytes
+    from lineare.app.export.files import csv_bytes
 
     page = SimpleNamespace(title=lambda: "State", slug="state", language="en",
                            settings=lambda: {"text": "a\nb\r\n=HYPERLINK(\"http://evil.example\")"})
@@ -361,9 +361,9 @@ def test_one_session_makes_one_export_at_a_time_and_pauses_between_them(monkeypa
     import time
     from types import SimpleNamespace
 
-    from app.export import section
-    from app.export.files import ExportFile
-    from app.session import Session
+    from lineare.app.export import section
+    from lineare.app.export.files import ExportFile
+    from lineare.app.session import Session
 
     release = threading.Event()
     made = []
@@ -408,9 +408,9 @@ def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monk
 
     from bokeh.document import Document
 
-    from app.export import section
-    from app.export.files import ExportFile
-    from app.session import Session
+    from lineare.app.export import section
+    from lineare.app.export.files import ExportFile
+    from lineare.app.session import Session
 
     made = []
 
@@ -445,7 +445,7 @@ def test_two_clicks_inside_the_pause_make_one_export_and_the_file_is_let_go(monk
 def test_the_first_lesson_exports_its_table_its_summary_and_its_cost():
     """/softmax: the attention table and the summary S_t, z_t against the sentence's q, k, v computed here,
     the cost against 2·T²·d and 2·T·d², a GIF of one frame per word."""
-    from app.dashboards.take_away_softmax.model import LENGTHS, sentence_vectors
+    from lineare.app.dashboards.take_away_softmax.model import LENGTHS, sentence_vectors
 
     page, notices = open_page("/softmax?attention=linear&d=32&lang=it")
     assert notices == [] and page.length() == 8

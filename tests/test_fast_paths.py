@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.ops import chunked, forward
-from engine.stepping import Decoder, init_state, run
+from lineare.engine.ops import chunked, forward
+from lineare.engine.stepping import Decoder, init_state, run
 from inputs import VARIANTS, make_inputs, rel_rms
 from reference import reference
 

@@ -7,9 +7,9 @@ layout [B,H,d_k,d_v]) against the engine's chunked form.
 import pytest
 import torch
 
-from engine import peers
-from engine.ops import forward
-from engine.ops import fla_triton
+from lineare.engine import peers
+from lineare.engine.ops import forward
+from lineare.engine.ops import fla_triton
 from inputs import make_inputs, rel_rms
 
 ON_GPU = fla_triton.available()

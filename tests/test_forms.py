@@ -3,7 +3,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.ops import forward
+from lineare.engine.ops import forward
 from inputs import VARIANTS, make_inputs, rel_rms
 
 CASES = [("linear", False), ("linear", True)] + [(v, False) for v in VARIANTS if v != "linear"]

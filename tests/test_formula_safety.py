@@ -4,7 +4,7 @@ import html.parser
 import latex2mathml.commands
 import pytest
 
-from app.components.text import formula, inline_html, to_html
+from lineare.app.components.text import formula, inline_html, to_html
 
 HOSTILE = ['\\text{<img src=x onerror=alert(1)>}', '\\mbox{<script>alert(1)</script>}', 'a < b & c > d',
            '\\href{javascript:alert(1)}{x}', '\\style{position:fixed;inset:0}{x}', '\\color{red" onclick="x}{y}',

@@ -5,8 +5,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.gates import SPREAD, channel_spread, make_gates, retnet_log_decay
-from engine.ops import GATES, VARIANTS, forward
+from lineare.engine.gates import SPREAD, channel_spread, make_gates, retnet_log_decay
+from lineare.engine.ops import GATES, VARIANTS, forward
 from tests.inputs import rel_rms
 
 SHAPE = (2, 7, 3, 5)          # B, T, H, d_k

@@ -22,8 +22,8 @@ import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
-from app.dashboards import DASHBOARDS
-from deploy import host
+from lineare.app.dashboards import DASHBOARDS
+from lineare.deploy import host
 
 ROOT = Path(__file__).resolve().parents[1]
 STUB = ROOT / "tests" / "host_stub.py"
@@ -258,7 +258,7 @@ def test_without_nginx_the_message_says_how_to_install_it(monkeypatch):
 def test_the_servers_get_the_hosting_flags():
     args = host.parse(["--port", "9000", "--origin", "demo.example.org", "--threads", "2", "--admin", "--", "--foo"])
     command = host.server_command(args, 9001)
-    assert command[:7] == [sys.executable, "-m", "app", "--port", "9001", "--address", "127.0.0.1"]
+    assert command[:7] == [sys.executable, "-m", "lineare.app", "--port", "9001", "--address", "127.0.0.1"]
     for flag in ("--reuse-sessions", "--liveness", "--use-xheaders", "--warm", "--admin", "--foo"):
         assert flag in command
     assert command[command.index("--num-threads") + 1] == "2"

@@ -10,7 +10,7 @@ def page_document(slug, arguments=None):
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from app.shell import page
+    from lineare.app.shell import page
 
     doc = Document()
     request = types.SimpleNamespace(arguments={"lang": [b"en"], **(arguments or {})}, headers={}, cookies={})
@@ -30,8 +30,8 @@ def test_a_section_below_the_first_screen_is_built_when_the_browser_comes_near()
     import panel as pn
     from panel.io.state import set_curdoc
 
-    from app.components.access import WIDGET_FOCUS_CSS
-    from app.components.later import Near, build_all
+    from lineare.app.components.access import WIDGET_FOCUS_CSS
+    from lineare.app.components.later import Near, build_all
 
     doc, template = page_document("memory-fails")
     before = len(doc.models)
@@ -72,7 +72,7 @@ def test_parallel_recurrent_makes_its_lower_sections_and_their_pictures_when_scr
     with the page (a section put off with its pictures made anyway would save nothing)."""
     from panel.io.state import set_curdoc
 
-    from app.components.later import SECTIONS, Near
+    from lineare.app.components.later import SECTIONS, Near
 
     doc, template = page_document("parallel-recurrent")
     assert len(figures(doc)) == 3                                  # the three strips of the first screen
@@ -101,8 +101,8 @@ def test_the_state_pages_second_row_of_pictures_is_made_when_scrolled_to_and_get
     is told of it, so that the browser draws them at the frame it shows (the server does not know it)."""
     from panel.io.state import set_curdoc
 
-    from app.components.later import Near
-    from app.components.player import Player
+    from lineare.app.components.later import Near
+    from lineare.app.components.player import Player
 
     doc, template = page_document("state", {"variant": [b"deltanet"], "preset": [b"crowd"], "heads": [b"2"],
                                             "t": [b"4"]})
@@ -138,8 +138,8 @@ def test_two_bills_makes_its_measured_times_when_scrolled_to_and_sends_them_the_
     from bokeh.models import ColumnDataSource
     from panel.io.state import set_curdoc
 
-    from app.components.later import Near
-    from app.components.player import Player
+    from lineare.app.components.later import Near
+    from lineare.app.components.player import Player
 
     doc, template = page_document("two-bills", {"tokens": [b"16"], "t": [b"3"]})
     player = next(iter(template.main[0].select(Player)))
@@ -162,7 +162,7 @@ def test_the_transition_pages_small_multiples_are_made_when_scrolled_to():
     from the store's comparisons."""
     from panel.io.state import set_curdoc
 
-    from app.components.later import Near
+    from lineare.app.components.later import Near
 
     doc, template = page_document("transition")
     assert len(figures(doc)) == 3                                  # the transition, the memory, the answers
@@ -181,7 +181,7 @@ def test_the_architecture_cards_are_made_when_scrolled_to_and_follow_the_lit_mod
     import panel as pn
     from panel.io.state import set_curdoc
 
-    from app.components.later import Near
+    from lineare.app.components.later import Near
 
     doc, template = page_document("architectures", {"arch": [b"deltanet"], "level": [b"superiore"]})
     buttons = lambda: [b for b in template.main[0].select(pn.widgets.Button) if b.label == "DeltaNet"]

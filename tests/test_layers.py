@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from engine.layers import LAYERS, LayerCache, make_layer
-from engine.stepping import StepRecord
+from lineare.engine.layers import LAYERS, LayerCache, make_layer
+from lineare.engine.stepping import StepRecord
 
 D_MODEL, HEADS, D_K, D_V = 16, 2, 8, 6          # d_k != d_v so a transposed state cannot pass
 T, CHUNK = 11, 4                                  # several chunks and a shorter last one

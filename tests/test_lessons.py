@@ -3,22 +3,22 @@ prediction is read off the run (checked here against a direct computation), and 
 import numpy as np
 import pytest
 
-from app import mechanism
-from app.dashboards import DASHBOARDS
-from app.dashboards.architectures.model import ArchitecturesStore
-from app.dashboards.memory_fails.model import MemoryStore
-from app.dashboards.parallel_recurrent.model import FormsStore
-from app.dashboards.state_fills_up.model import StateStore
-from app.dashboards.state_fills_up.view import read_store_query
-from app.dashboards.take_away_softmax.model import SoftmaxStore
-from app.dashboards.transition.model import TransitionStore
-from app.dashboards.two_bills.calculator import CalculatorStore
-from app.dashboards.two_bills.model import GenerationStore
-from app.components.player import Player
-from app.i18n import _, language
-from app.lessons import LESSONS, TITLES, apply_setup, card_of, neighbours
-from app.session import Session
-from app.urlstate import read_query
+from lineare.app import mechanism
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.dashboards.architectures.model import ArchitecturesStore
+from lineare.app.dashboards.memory_fails.model import MemoryStore
+from lineare.app.dashboards.parallel_recurrent.model import FormsStore
+from lineare.app.dashboards.state_fills_up.model import StateStore
+from lineare.app.dashboards.state_fills_up.view import read_store_query
+from lineare.app.dashboards.take_away_softmax.model import SoftmaxStore
+from lineare.app.dashboards.transition.model import TransitionStore
+from lineare.app.dashboards.two_bills.calculator import CalculatorStore
+from lineare.app.dashboards.two_bills.model import GenerationStore
+from lineare.app.components.player import Player
+from lineare.app.i18n import _, language
+from lineare.app.lessons import LESSONS, TITLES, apply_setup, card_of, neighbours
+from lineare.app.session import Session
+from lineare.app.urlstate import read_query
 
 CARDS = [(slug, number) for slug, cards in LESSONS.items() for number in range(1, len(cards) + 1)]
 
@@ -184,7 +184,7 @@ def answer_of(slug, number):
 
 
 def test_softmax_the_table_the_same_answers_and_a_summary_of_fixed_size():
-    from app.dashboards.take_away_softmax.model import elu_plus_one, sentence_vectors
+    from lineare.app.dashboards.take_away_softmax.model import elu_plus_one, sentence_vectors
     q, k, v = sentence_vectors()
     T, d = q.shape
     assert answer_of("softmax", 1)[2] == str(T * (T + 1) // 2)              # the causal half, diagonal included
@@ -247,7 +247,7 @@ def read_phone_book(beta=0.0, keep=1.0, seed=0):
     """Each question's answer on the knob page's phone book, computed directly in NumPy: at every write
     S ← keep·S, then β of what S holds along k erased, then v kᵀ added; the answer is the stored number
     whose vector is closest (cosine) to S q."""
-    from app.dashboards.transition.model import PRESETS
+    from lineare.app.dashboards.transition.model import PRESETS
     tokens = mechanism.parse(PRESETS["update"])[0]
     vector = lambda text, kind: mechanism.embedding(text, kind, 0, seed)
     numbers = sorted({t.value for t in tokens if t.kind == "write"})
@@ -281,7 +281,7 @@ def test_transition_forgetting_gives_anna_the_new_number_and_costs_one_other():
 def test_transition_the_forgotten_pair_keeps_half_per_pair_written_after_it():
     """Card 3's observation: of the wrong name's last pair, α = 0.5 of it is kept at each pair written after it
     (as read_phone_book forgets), counted here from the phone book itself: 4 pairs later, 6 % is left."""
-    from app.dashboards.transition.model import PRESETS
+    from lineare.app.dashboards.transition.model import PRESETS
     card, store, name = answer_of("transition", 3)
     alpha = float(card.setup["alpha"])
     tokens = mechanism.parse(PRESETS["update"])[0]
@@ -295,7 +295,7 @@ def test_transition_the_forgotten_pair_keeps_half_per_pair_written_after_it():
 
 
 def test_a_share_is_written_as_the_nearest_whole_percent_in_the_pages_language():
-    from app.cards import percent
+    from lineare.app.cards import percent
 
     with language("en"):
         assert [percent(x) for x in (0.0625, 0.834, 0.836, 0.995, 0.004, 1)] == ["6", "83", "84", "100", "0", "100"]
@@ -317,8 +317,8 @@ def test_memory_the_bound_leaves_zero_at_d_k_pairs():
 
 
 def test_memory_random_labels_leak_from_the_first_pairs():
-    from app.dashboards.memory_fails.model import TRIALS
-    from engine import tasks
+    from lineare.app.dashboards.memory_fails.model import TRIALS
+    from lineare.engine import tasks
     _card, store, answer = answer_of("memory-fails", 2)
     N = 4
     errors = []
@@ -333,8 +333,8 @@ def test_memory_random_labels_leak_from_the_first_pairs():
 
 def recalled(rule, rewrites):
     """How many of 16 perpendicular labels (d_k = 16) get their latest value back, in NumPy."""
-    from app.dashboards.memory_fails.model import dense_values
-    from engine import tasks
+    from lineare.app.dashboards.memory_fails.model import dense_values
+    from lineare.engine import tasks
     data = tasks.capacity_data(num_pairs=16, d_k=16, keys="orthogonal", repeat=rewrites, seed=0)
     keys, values = data.keys.numpy(), dense_values(len(data.keys), 16, 0).numpy()
     S = np.zeros((16, 16))
@@ -356,7 +356,7 @@ def test_memory_perpendicular_labels_and_changed_numbers(number, rule, rewrites)
 
 def recurrent_numpy(variant, length, seed, alpha):
     """The layer word by word in NumPy, float64: S ← S·diag(decay) + v kᵀ, o = S q / √d."""
-    from app.dashboards.parallel_recurrent.model import make_inputs
+    from lineare.app.dashboards.parallel_recurrent.model import make_inputs
     q, k, v, gates = (x if isinstance(x, dict) else x[0, :, 0].numpy()
                       for x in make_inputs(variant, length, seed, alpha))
     g = gates["g"].numpy()
@@ -388,8 +388,8 @@ def test_parallel_blocks_as_long_as_the_text_are_the_parallel_way():
 
 def test_parallel_the_differences_are_rounding():
     _card, store, answer = answer_of("parallel-recurrent", 4)
-    from engine.ops import FORMS, forward
-    from app.dashboards.parallel_recurrent.model import make_inputs
+    from lineare.engine.ops import FORMS, forward
+    from lineare.app.dashboards.parallel_recurrent.model import make_inputs
     q, k, v, gates = make_inputs(store.variant, store.length, store.seed, store.alpha)      # float64
     outputs = [forward(store.variant, q, k, v, form=form, chunk_size=store.chunk_size, **gates)[0] for form in FORMS]
     assert max(float((a - outputs[0]).abs().max()) for a in outputs) < 1e-12
@@ -397,9 +397,9 @@ def test_parallel_the_differences_are_rounding():
 
 
 def test_architectures_forgetting_computed_directly():
-    from app.dashboards.architectures.lesson import NAMES
-    from app.dashboards.architectures.model import RETNET_GAMMA, forgetting_curve, texts
-    from app.variants import REGISTRY
+    from lineare.app.dashboards.architectures.lesson import NAMES
+    from lineare.app.dashboards.architectures.model import RETNET_GAMMA, forgetting_curve, texts
+    from lineare.app.variants import REGISTRY
     first, later = (x.numpy() for x in texts())
     rows, shares = first.copy(), [np.ones(len(first))]          # DeltaNet, β = 1: k₀ᵀ (I − k₁k₁ᵀ) ⋯ (I − k_nk_nᵀ) k₀
     for t in range(later.shape[1]):
@@ -418,8 +418,8 @@ def test_architectures_forgetting_computed_directly():
 
 
 def test_architectures_deltanet_erases_along_its_key_and_rwkv6_is_gla():
-    from app.dashboards.architectures.lesson import gap
-    from app.dashboards.architectures.model import texts
+    from lineare.app.dashboards.architectures.lesson import gap
+    from lineare.app.dashboards.architectures.model import texts
     k = texts()[1][0, 0].numpy()
     values = np.sort(np.linalg.eigvalsh(np.eye(len(k)) - np.outer(k, k)))     # β = 1: 1 − β along k, 1 elsewhere
     assert abs(values[0]) < 1e-9 and np.allclose(values[1:], 1)
@@ -464,13 +464,13 @@ def test_every_cards_answer_is_pinned_by_a_direct_computation():
 
 # ------------------------------------------------------------- the card on its page, built without a browser
 
-VIEWS = {"softmax": "app.dashboards.take_away_softmax.view:SoftmaxView",
-         "two-bills": "app.dashboards.two_bills.view:TwoBillsView",
-         "state": "app.dashboards.state_fills_up.view:StateView",
-         "transition": "app.dashboards.transition.view:TransitionView",
-         "memory-fails": "app.dashboards.memory_fails.view:MemoryView",
-         "parallel-recurrent": "app.dashboards.parallel_recurrent.view:FormsView",
-         "architectures": "app.dashboards.architectures.view:ArchitecturesView"}
+VIEWS = {"softmax": "lineare.app.dashboards.take_away_softmax.view:SoftmaxView",
+         "two-bills": "lineare.app.dashboards.two_bills.view:TwoBillsView",
+         "state": "lineare.app.dashboards.state_fills_up.view:StateView",
+         "transition": "lineare.app.dashboards.transition.view:TransitionView",
+         "memory-fails": "lineare.app.dashboards.memory_fails.view:MemoryView",
+         "parallel-recurrent": "lineare.app.dashboards.parallel_recurrent.view:FormsView",
+         "architectures": "lineare.app.dashboards.architectures.view:ArchitecturesView"}
 _STORES = {}
 
 
@@ -488,7 +488,7 @@ def page_view(slug, number, session):
 
 def card_on_its_page(slug, number, session=None, lang="en"):
     """(card widget, page view, store) as app.shell builds them for ?lesson=slug&card=number."""
-    from app.lessons import lesson_card
+    from lineare.app.lessons import lesson_card
     session = session or Session(language=lang, lesson=slug, card=number)
     view, store = page_view(slug, number, session)
     return lesson_card(session, store, view), view, store
@@ -506,7 +506,7 @@ def figure_text(figure, frame):
     legend entries, hover labels, and the words its visible series write (their rows at the frame shown)."""
     from bokeh.models import (Axis, GlyphRenderer, HoverTool, IndexFilter, Label, Legend, Text, Title)
 
-    from app.components.plots import TEXT_TAG
+    from lineare.app.components.plots import TEXT_TAG
     words = []
     for model in {*figure.select({"type": Title}), figure.title} - {None}:
         if model.visible:
@@ -536,9 +536,9 @@ def shown_text(thing, frame=0):
     of its pictures included, as plain text."""
     import panel as pn
 
-    from app.cards import plain
-    from app.components.later import Later
-    from app.components.player import FrameText
+    from lineare.app.cards import plain
+    from lineare.app.components.later import Later
+    from lineare.app.components.player import FrameText
     if isinstance(thing, Later):
         return shown_text(thing.__panel__(), frame)
     if isinstance(thing, pn.viewable.Viewer):
@@ -561,7 +561,7 @@ def whole(view):
     scrolls to them sees it (those of the page's parts too: the two bills' measured times)."""
     import panel as pn
 
-    from app.components.later import Later
+    from lineare.app.components.later import Later
 
     def make(owner, depth):
         for value in list(vars(owner).values()):
@@ -578,7 +578,7 @@ def held(view, card):
     """The Bokeh series a card holds back, and every other part it holds back, from its view's `parts()`."""
     from bokeh.models import GlyphRenderer
 
-    from app.lessons import parts
+    from lineare.app.lessons import parts
     things = parts(view, card.hides)
     return [t for t in things if isinstance(t, GlyphRenderer)], [t for t in things if not isinstance(t, GlyphRenderer)]
 
@@ -618,8 +618,8 @@ def test_every_card_holds_its_answer_back_until_the_student_has_acted(slug, numb
         assert [r for r in series if rows(r) or r.visible] == [], "a held-back series is sent"
         stand_ins = {r: r.data_source for r in series}
         if card.guess is not None:                     # a live class's projector finds the picture to overlay
-            from app.classroom.projector import describe, guess_figure
-            from app.lessons import parts
+            from lineare.app.classroom.projector import describe, guess_figure
+            from lineare.app.lessons import parts
             figure, along = guess_figure(card, view)
             assert figure is parts(view, [card.guess.picture])[0] and along == card.guess.along
             assert describe(slug, number, card, figure, along)["guess"]["along"] == along
@@ -647,8 +647,8 @@ def test_the_free_laboratory_holds_nothing_back(slug):
     its numbers."""
     from bokeh.models import GlyphRenderer
 
-    from app.components.text import Explanation
-    from app.lessons import parts
+    from lineare.app.components.text import Explanation
+    from lineare.app.lessons import parts
     with language("en"):
         for number, card in enumerate(LESSONS[slug], 1):
             view, _store = page_view(slug, number, Session(language="en"))
@@ -667,7 +667,7 @@ def test_the_free_laboratory_holds_nothing_back(slug):
 def test_a_sketch_is_drawn_where_the_browser_put_it_and_checked():
     """A sketch arrives as fractions of the axes: drawn in the picture's units (log axes too), and compared with the
     true line; a sketch out of the axes, too long or not numbers is refused before it reaches the card."""
-    from app.guess import differ, to_data
+    from lineare.app.guess import differ, to_data
     with language("en"):
         widget, view, store = card_on_its_page("softmax", 4)
         figure = view.cost.figure
@@ -733,7 +733,7 @@ def test_the_state_strip_the_right_choice_and_the_observation_agree():
         store, _v = store_for("state", card)
         t = next(i for i, token in enumerate(store.result.tokens) if token.kind == "ask" and token.key == "Anna")
         with language("en"):
-            from app.dashboards.state_fills_up.texts import said as strip_word, token_strip
+            from lineare.app.dashboards.state_fills_up.texts import said as strip_word, token_strip
             assert strip_word(store.result.answers[t]) == shown and f"{shown} {'✓' if number == 3 else '✗'}" in \
                 token_strip(store.result)
             assert card.choices[card.correct(store)] == choice and card.observe(store).startswith(said)

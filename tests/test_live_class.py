@@ -13,9 +13,9 @@ import pytest
 from tornado.websocket import WebSocketClosedError
 from test_host import require_nginx
 
-from app.devtools import free_port, running_redis, running_server
-from bench.load import Phone, Teacher, lesson
-from deploy import host
+from lineare.app.devtools import free_port, running_redis, running_server
+from lineare.bench.load import Phone, Teacher, lesson
+from lineare.deploy import host
 
 CLASS = 60
 OTHER = "/architectures?lesson=architectures&card=1&present=1&lang=en"
@@ -27,7 +27,7 @@ def test_the_class_sketches_and_their_median_on_the_picture():
     import numpy as np
     from bokeh.plotting import figure
 
-    from app.classroom.overlay import ClassSketches, axes, median_curve
+    from lineare.app.classroom.overlay import ClassSketches, axes, median_curve
 
     flat = lambda y, start=0.0, end=1.0: [[start, y], [end, y]]
     sketches = [flat(0.2), flat(0.4), flat(0.9), flat(0.1, end=0.5)]
@@ -99,7 +99,7 @@ class _nothing:
 
 
 def _forked(parent):
-    from bench.load import forked
+    from lineare.bench.load import forked
     return forked(parent)
 
 
@@ -278,7 +278,7 @@ def test_reveal_acts_on_the_projectors_card_as_a_student_would():
     choice, the class's median sketch on a draw-your-guess card, the player's frame reached on a played card."""
     import param
 
-    from app.classroom.projector import page_reveal
+    from lineare.app.classroom.projector import page_reveal
 
     class Card(param.Parameterized):                    # the LessonCard's browser-written parameters
         chosen = param.Integer(default=-1)
@@ -303,8 +303,8 @@ def test_reveal_acts_on_the_projectors_card_as_a_student_would():
 
 
 def test_the_join_link_is_an_address_the_phones_reach(monkeypatch):
-    from app import serve
-    from app.classroom import live, projector
+    from lineare.app import serve
+    from lineare.app.classroom import live, projector
 
     monkeypatch.setattr(serve, "lan_addresses", lambda: ["192.168.1.20"])
     hosted = {"Host": "demo.example.org", "X-Forwarded-Proto": "https"}
@@ -312,7 +312,7 @@ def test_the_join_link_is_an_address_the_phones_reach(monkeypatch):
     monkeypatch.setenv(live.LAN_ENV, "0")
     assert projector.join_link({"Host": "localhost:5006"}, "K7QF2M") == ("http://localhost:5006/join?code=K7QF2M",
                                                                          False)      # the panel says: --lan
-    monkeypatch.setenv(live.LAN_ENV, "1")                 # python -m app --lan: the laptop's address on the network
+    monkeypatch.setenv(live.LAN_ENV, "1")           # python -m lineare.app --lan: the laptop's address on the network
     assert projector.join_link({"Host": "127.0.0.1:5006"}, "K7QF2M") == ("http://192.168.1.20:5006/join?code=K7QF2M",
                                                                          True)
     assert projector.join_link({"Host": "192.168.1.20:5006"}, "K7QF2M")[0] == "http://192.168.1.20:5006/join?code=K7QF2M"

@@ -2,7 +2,7 @@
 runs against the hosted mode in tests/ui/test_host_ui.py (structure and zero errors, never timings)."""
 import pytest
 
-from bench import load
+from lineare.bench import load
 
 
 def test_arguments_and_defaults():
@@ -95,7 +95,7 @@ def test_burst_mode_arguments_targets_and_report(capsys):
               "result": result, "targets": rows}
     load.print_report(report)
     out = capsys.readouterr().out
-    for words in ("python -m app (2 server processes)", "arriving at random within 10 s", "30 pages opened",
+    for words in ("python -m lineare.app (2 server processes)", "arriving at random within 10 s", "30 pages opened",
                   "90 knob moves", "p95 3.35 s", "MISS"):
         assert words in out, words
 
@@ -129,7 +129,7 @@ def test_plain_reads_bokehs_maps():
 
 
 def test_the_server_processes_are_counted_once_all_are_forked():
-    """The port answers before python -m app has forked all its processes: they are counted once their number
+    """The port answers before python -m lineare.app has forked all its processes: they are counted once their number
     has settled, not at the first look (which once found one of two and left the other's CPU out)."""
     class Parent:
         def __init__(self, counts):

@@ -1,14 +1,14 @@
-"""app/server/memory.py: what `python -m app` does to Python's collector (the RSS it gives back is measured in
+"""app/server/memory.py: what `python -m lineare.app` does to Python's collector (the RSS it gives back is measured in
 tests/test_security.py::test_memory_comes_back_after_hostile_loads)."""
 import json
 import subprocess
 import sys
 
-from app.server import memory
+from lineare.app.server import memory
 
 INSTALLED = """
 import gc, json
-from app.server import memory
+from lineare.app.server import memory
 before = gc.get_threshold()
 memory.install()
 print(json.dumps([before, gc.get_threshold()]))

@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 import torch
 
-from app import checkpoints
-from app.dashboards.memory_fails import model as mf
-from app.dashboards.memory_fails.model import MemoryStore
-from app.i18n import language
-from app.session import Session
-from engine import tasks
-from engine.capacity import bound
+from lineare.app import checkpoints
+from lineare.app.dashboards.memory_fails import model as mf
+from lineare.app.dashboards.memory_fails.model import MemoryStore
+from lineare.app.i18n import language
+from lineare.app.session import Session
+from lineare.engine import tasks
+from lineare.engine.capacity import bound
 
 
 def reference_weights(rule, keys, queries):
@@ -127,7 +127,7 @@ def test_intruders_push_towards_the_wrong_answer():
 
 def open_store(session, args):
     """The store MemoryView.build opens from a link, and the notices it gave."""
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     store = MemoryView.open_store(session, args)
     return store, [message for source, message in session.notices if source == "url"]
@@ -180,8 +180,8 @@ def test_store_follows_its_settings():
 
 
 def test_view_draws_a_picked_query():
-    from app.dashboards.memory_fails.pictures import RIGHT, WRONG
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.pictures import RIGHT, WRONG
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
     store = MemoryStore(d_k=16, pairs=24)
@@ -203,7 +203,7 @@ def test_view_draws_a_picked_query():
 def test_the_trained_example_counts_from_one_on_the_page_and_from_zero_in_the_link():
     """A student reads «Example 1» for the first example: the input and the status line count from 1, the
     store (and so the URL, and the links already shared) from 0."""
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
     store = MemoryStore()
@@ -221,7 +221,7 @@ def test_the_trained_example_counts_from_one_on_the_page_and_from_zero_in_the_li
 @pytest.mark.parametrize("lang", ["it", "en"])
 def test_the_held_out_bars_write_percentages_as_the_texts_do(lang):
     """76%, as every sentence of the catalogs writes a percentage (no space), in the page's number format."""
-    from app.dashboards.memory_fails.pictures import TrainedPicture
+    from lineare.app.dashboards.memory_fails.pictures import TrainedPicture
 
     with language(lang):
         picture = TrainedPicture(mf.ACCURACY_EXAMPLES, lambda *_args: None)
@@ -231,7 +231,7 @@ def test_the_held_out_bars_write_percentages_as_the_texts_do(lang):
 
 def test_capacity_charts_draw_the_store():
     """The curves hold the store's curve, the markers its d_k and its chosen N, and follow them."""
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
     store = MemoryStore(d_k=16, pairs=24, rule="delta")
@@ -304,8 +304,8 @@ def test_a_missing_checkpoint_is_reported(monkeypatch, tmp_path):
 def test_the_curve_text_keeps_its_two_tests_apart_and_its_estimate_to_the_sum_rule(rule):
     """The error (one-hot values) and the accuracy (dense values) are two measurements, each worded as such,
     with the store's numbers at N = d_k; the bound is a linear read-out's; ≈(N−1)/d_k only for the sum rule."""
-    from app.dashboards.memory_fails.view import MemoryView
-    from app.i18n import format_number
+    from lineare.app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.i18n import format_number
 
     session = Session()
     store = MemoryStore(d_k=16, rule=rule)

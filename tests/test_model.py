@@ -2,11 +2,11 @@
 import pytest
 import torch
 
-from engine import tasks
-from engine.layers import LAYERS
-from engine.model import ModelConfig, TinyLM
-from engine.stepping import StepRecord
-from engine.train import masked_loss, optimizer_for
+from lineare.engine import tasks
+from lineare.engine.layers import LAYERS
+from lineare.engine.model import ModelConfig, TinyLM
+from lineare.engine.stepping import StepRecord
+from lineare.engine.train import masked_loss, optimizer_for
 
 VOCAB, T = 32, 13
 

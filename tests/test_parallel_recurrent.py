@@ -10,15 +10,15 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from app import work
-from app.dashboards.parallel_recurrent import model as pr
-from app.dashboards.parallel_recurrent.model import (FIXED_STATE, FormsStore, compare, fit_slope, make_inputs,
+from lineare.app import work
+from lineare.app.dashboards.parallel_recurrent import model as pr
+from lineare.app.dashboards.parallel_recurrent.model import (FIXED_STATE, FormsStore, compare, fit_slope, make_inputs,
                                                      mask_of, measure_costs, relative_rms)
-from app.dashboards.parallel_recurrent.pictures import scientific
-from app.i18n import language
-from app.urlstate import read_query
-from app.variants import REGISTRY
-from engine.ops import FORMS, forward
+from lineare.app.dashboards.parallel_recurrent.pictures import scientific
+from lineare.app.i18n import language
+from lineare.app.urlstate import read_query
+from lineare.app.variants import REGISTRY
+from lineare.engine.ops import FORMS, forward
 
 
 def args(**values):
@@ -313,8 +313,8 @@ def test_measuring_in_a_thread_leaves_other_threads_alone():
 
 
 def test_the_view_draws_what_the_store_measured(monkeypatch, served):
-    from app.dashboards.parallel_recurrent.view import FormsView
-    from app.session import Session
+    from lineare.app.dashboards.parallel_recurrent.view import FormsView
+    from lineare.app.session import Session
 
     monkeypatch.setattr(pr, "measure_costs", fake_curve)
     with language("en"):
@@ -345,8 +345,8 @@ def test_the_model_imports_without_panel_or_bokeh():
 def test_per_channel_decays_need_the_per_channel_parallel_form():
     """o = (QKᵀ ⊙ L)V holds for a scalar decay; with one decay per key channel (GLA) the mask moves inside
     the dot product, o_t = Σ_j (Σ_i q_ti k_ji e^{G_ti − G_ji}) v_j, as the Superiore text writes it."""
-    from app.dashboards.parallel_recurrent.view import FormsView
-    from app.session import Session
+    from lineare.app.dashboards.parallel_recurrent.view import FormsView
+    from lineare.app.session import Session
 
     q, k, v, gates = make_inputs("gla", 12, seed=3, alpha=0.6)
     o = forward("gla", q, k, v, form="recurrent", scale=1.0, **gates)[0][0, :, 0].numpy()
@@ -365,8 +365,8 @@ def test_per_channel_decays_need_the_per_channel_parallel_form():
 
 
 def test_the_outputs_text_states_the_difference_measured_here():
-    from app.dashboards.parallel_recurrent.view import FormsView
-    from app.session import Session
+    from lineare.app.dashboards.parallel_recurrent.view import FormsView
+    from lineare.app.session import Session
 
     with language("en"):
         view = FormsView(store=FormsStore(length=16, cost=False), session=Session())

@@ -4,8 +4,8 @@ from bokeh.document import Document
 from bokeh.models import CategoricalAxis, FactorRange, Grid, LinearAxis, Range1d
 from panel.io.state import set_curdoc
 
-from app.components.plots import MatrixPicture, new_figure, number_format, style_figure
-from app.dashboards.architectures.pictures import EigenPicture
+from lineare.app.components.plots import MatrixPicture, new_figure, number_format, style_figure
+from lineare.app.dashboards.architectures.pictures import EigenPicture
 
 
 def grids(fig):
@@ -42,7 +42,7 @@ def test_a_renderer_gets_no_spare_glyphs_unless_its_picture_can_select():
     draws them, so Python makes them only for a picture with a tap, or when asked for."""
     from bokeh.models import ColumnDataSource
 
-    from app.dashboards.memory_fails.pictures import QueriesPicture
+    from lineare.app.dashboards.memory_fails.pictures import QueriesPicture
 
     fig = new_figure(tools="hover")
     line = fig.line(x="x", y="y", source=ColumnDataSource({"x": [], "y": []}))

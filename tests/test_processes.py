@@ -1,4 +1,4 @@
-"""`python -m app` serves from one process per core by default: what it asks of `panel serve`, what it
+"""`python -m lineare.app` serves from one process per core by default: what it asks of `panel serve`, what it
 says at start, and that a page whose GET one process answered opens its websocket on another."""
 import asyncio
 import contextlib
@@ -12,21 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from app import serve
-from app.devtools import free_port
-from bench.load import Viewer
+from lineare.app import serve
+from lineare.app.devtools import free_port
+from lineare.bench.load import Viewer
 from served import only
 
 PAGE = "/state?variant=deltanet&preset=crowd&lang=it"
 
 
 def parsed(monkeypatch, *argv):
-    """panel serve's command line for `python -m app argv`, without serving and without installing the
+    """panel serve's command line for `python -m lineare.app argv`, without serving and without installing the
     server's patches in this process (its environment comes back as it was)."""
     import panel.command
 
-    from app import i18n
-    from app.server import memory, patches, security, websocket
+    from lineare.app import i18n
+    from lineare.app.server import memory, patches, security, websocket
     captured = {}
     monkeypatch.setattr(panel.command, "main", lambda: captured.setdefault("argv", list(sys.argv)) and 0)
     for module, name in ((security, "one_line_for_closed_connections"), (memory, "install"), (patches, "install"),
@@ -156,9 +156,9 @@ def test_only_the_language_and_presenter_mode_change_a_pages_frame():
     from panel.io.application import build_single_handler_application
     from panel.io.server import server_html_page_for_session
 
-    from app.serve import PAGES as PAGE_DIR
-    from app.session import Session
-    from bench.pages import fake_session
+    from lineare.app.serve import PAGES as PAGE_DIR
+    from lineare.app.session import Session
+    from lineare.bench.pages import fake_session
     from served import frame_of
 
     application = build_single_handler_application(str(PAGE_DIR / "state.py"))
@@ -194,8 +194,9 @@ def test_stopping_the_server_stops_every_process_it_forked(tmp_path, how):
 
     port, log = free_port(), tmp_path / "server.log"
     with open(log, "w") as out:
-        server = subprocess.Popen([sys.executable, "-m", "app", "--num-procs", "2", "--port", str(port), "--address",
-                                   "127.0.0.1"], stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen([sys.executable, "-m", "lineare.app", "--num-procs", "2", "--port", str(port),
+                                   "--address", "127.0.0.1"], stdout=out, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
     try:
         deadline = time.monotonic() + 90
         while len(forked := children(f"http://127.0.0.1:{port}")) < 2:

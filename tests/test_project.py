@@ -87,7 +87,7 @@ def test_the_lock_pins_a_tested_set_within_the_declared_ranges():
     were tested on, inside pyproject.toml's ranges, and PyTorch to the CPU 2.13.0 (never a newer one)."""
     from packaging.requirements import Requirement
 
-    from app.server.patches import LIBRARIES, TESTED
+    from lineare.app.server.patches import LIBRARIES, TESTED
 
     pinned = dict(re.findall(r"^([a-z0-9_.-]+)==(\S+)$", (ROOT / "requirements.lock").read_text(), re.M))
     assert tuple(pinned[name] for name in LIBRARIES) in TESTED and pinned["torch"] == "2.13.0"
@@ -97,3 +97,28 @@ def test_the_lock_pins_a_tested_set_within_the_declared_ranges():
         assert declared[name].specifier.contains(pinned[name]), (name, pinned[name], declared[name])
     for name in LIBRARIES:                     # an upper bound below the next minor release, which no patch knows
         assert any(spec.operator == "<" for spec in declared[name].specifier), declared[name]
+
+
+OLD_NAMES = ("app", "engine", "bench", "deploy")          # the checkout's folders, installed as lineare.<name>
+
+
+def test_the_code_imports_its_packages_by_their_installed_names():
+    """Every import of our code says lineare.app, lineare.engine, … (a module imported both as app.x and as
+    lineare.app.x would be two modules with two states), and pyproject.toml installs every package."""
+    import ast
+
+    wrong = []
+    for path in ROOT.rglob("*.py"):
+        if {".venv", "build", ".git"} & set(path.relative_to(ROOT).parts):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([alias.name for alias in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            wrong += [f"{path.relative_to(ROOT)}:{node.lineno} {name}" for name in names
+                      if name.split(".")[0] in OLD_NAMES]
+    assert not wrong, wrong
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    found = {"lineare." + ".".join(init.parent.relative_to(ROOT).parts)
+             for name in OLD_NAMES for init in (ROOT / name).rglob("__init__.py")}
+    assert found | {"lineare"} == set(setuptools["packages"])
+    assert {setuptools["package-dir"][f"lineare.{name}"] for name in OLD_NAMES} == set(OLD_NAMES)

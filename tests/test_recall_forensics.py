@@ -7,13 +7,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from app.dashboards.memory_fails import model as mf
-from app.dashboards.memory_fails.forensics import LayerParts, read_out_parts, take_apart, verdict
-from app.dashboards.memory_fails.model import MemoryStore
-from app.i18n import language
-from app.session import Session
-from engine import tasks
-from engine.capacity import write_and_read
+from lineare.app.dashboards.memory_fails import model as mf
+from lineare.app.dashboards.memory_fails.forensics import LayerParts, read_out_parts, take_apart, verdict
+from lineare.app.dashboards.memory_fails.model import MemoryStore
+from lineare.app.i18n import language
+from lineare.app.session import Session
+from lineare.engine import tasks
+from lineare.engine.capacity import write_and_read
 
 TASK, EXAMPLE = "64-8", 0                    # the shortest task: 64 tokens, 8 queries
 
@@ -145,7 +145,7 @@ def test_the_store_opens_on_the_first_wrong_answer_and_follows_a_click():
 
 
 def test_query_zero_means_the_first_wrong_answer_and_a_missing_checkpoint_is_said(monkeypatch, tmp_path):
-    from app import checkpoints
+    from lineare.app import checkpoints
 
     store = MemoryStore(task="128-32")
     store.open_details()
@@ -166,7 +166,7 @@ def test_query_zero_means_the_first_wrong_answer_and_a_missing_checkpoint_is_sai
 
 
 def test_url_values_of_the_new_settings_are_checked():
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
     args = {"probe": [b"<b>gpt</b>"], "probe_query": [b"40"], "task": [b"64-8"], "alpha": [b"7"], "beta": [b"abc"]}
@@ -179,8 +179,8 @@ def test_url_values_of_the_new_settings_are_checked():
 
 
 def test_the_view_draws_the_answer_taken_apart_and_the_map():
-    from app.dashboards.memory_fails.details import percent, token_name
-    from app.dashboards.memory_fails.view import MemoryView
+    from lineare.app.dashboards.memory_fails.details import percent, token_name
+    from lineare.app.dashboards.memory_fails.view import MemoryView
 
     session = Session()
     store = MemoryStore(task=TASK)
@@ -277,7 +277,7 @@ def test_alpha_and_beta_move_the_map_of_their_rules_only():
 # ------------------------------------------------------------------------------- CSV
 
 def test_the_page_exports_the_answer_taken_apart_and_the_map():
-    from app.export import make_file, open_page
+    from lineare.app.export import make_file, open_page
 
     page, notices = open_page(f"/memory-fails?task={TASK}&probe=rwkv6&probe_query=4&rule=delta&beta=0.5"
                               "&keys=orthogonal&lang=en")

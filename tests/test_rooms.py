@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from app.classroom.store import (CODE_ALPHABET, CODE_LENGTH, Refused, RedisRooms, SqliteRooms, clean_code,
+from lineare.app.classroom.store import (CODE_ALPHABET, CODE_LENGTH, Refused, RedisRooms, SqliteRooms, clean_code,
                                  open_rooms)
-from app.devtools import running_redis
+from lineare.app.devtools import running_redis
 
 CARD = {"slug": "state", "number": 2, "choices": 3, "guess": None}
 GUESS = {"slug": "memory-fails", "number": 1, "choices": 2,
@@ -217,9 +217,9 @@ def test_open_rooms_reads_the_url(tmp_path, redis_url):
 def test_what_a_phone_and_a_projector_write_passes_the_allow_list_only_in_its_shape():
     """Each value our browser code sends is plain data the allow-list lets through (two lists deep at most) and of
     its component's shape; anything else is refused before it is applied."""
-    from app.classroom.phone import Phone
-    from app.classroom.projector import ClassPanel
-    from app.server.websocket import _plain
+    from lineare.app.classroom.phone import Phone
+    from lineare.app.classroom.projector import ClassPanel
+    from lineare.app.server.websocket import _plain
 
     sent = {(Phone, "hello"): ["K7QF2M", ""], (Phone, "answer"): [3, 1],
             (Phone, "sketch"): [3, [0.0, 0.25], [0.5, 0.5], [1.0, 0.875]],
@@ -236,7 +236,7 @@ def test_what_a_phone_and_a_projector_write_passes_the_allow_list_only_in_its_sh
 
 
 def test_one_address_opens_few_rooms_and_guesses_few_codes():
-    from app.classroom import phone, projector
+    from lineare.app.classroom import phone, projector
 
     opened = [projector.may_open("198.51.100.7") for _ in range(projector.ROOMS_PER_ADDRESS + 1)]
     assert opened == [True] * projector.ROOMS_PER_ADDRESS + [False] and projector.may_open("198.51.100.8")

@@ -1,4 +1,4 @@
-"""Hostile requests against a running `python -m app`: chosen session ids, malformed tokens, their log lines.
+"""Hostile requests against a running `python -m lineare.app`: chosen session ids, malformed tokens, their log lines.
 
 The server's log goes to a file of the test's own, so each test can read what one bad request wrote.
 """
@@ -18,11 +18,11 @@ from bokeh.util.token import generate_jwt_token, get_session_id
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
-from app.server import security
-from app.devtools import running_server
-from bench.hostile import VALUES, measure, page_keys
+from lineare.app.server import security
+from lineare.app.devtools import running_server
+from lineare.bench.hostile import VALUES, measure, page_keys
 
-COMMAND = ("python -m app --one-process --port {port} --address 127.0.0.1 "
+COMMAND = ("python -m lineare.app --one-process --port {port} --address 127.0.0.1 "
            "--allow-websocket-origin 127.0.0.1:{port} --secret-key-file {key} > {log} 2>&1")
 
 
@@ -170,7 +170,7 @@ def test_memory_comes_back_after_hostile_loads():
     trims' interval: sessions discarded during the loads had one trim, those discarded after them get the
     next one at most TRIM_INTERVAL_S later (waiting 12 s, RSS was measured before it half the time: 1.14–1.19;
     waiting 30 s: 1.01–1.05)."""
-    from app.server.memory import TRIM_DELAY_S, TRIM_INTERVAL_S
+    from lineare.app.server.memory import TRIM_DELAY_S, TRIM_INTERVAL_S
 
     report = measure(loads=40, settle=TRIM_INTERVAL_S + TRIM_DELAY_S + 5.0,     # 5 s: lifetime 3 s, checks 1 s
                      panel_args=["--unused-session-lifetime", "3000", "--check-unused-sessions", "1000"])
@@ -237,8 +237,8 @@ def test_a_half_sent_request_is_cut_off_and_a_whole_one_answered():
     from tornado.httpserver import HTTPServer
     from tornado.ioloop import IOLoop
 
-    from app.devtools import free_port
-    from app.server import limits
+    from lineare.app.devtools import free_port
+    from lineare.app.server import limits
 
     class Hello(tornado.web.RequestHandler):
         def get(self):

@@ -1,11 +1,11 @@
-"""The served path is the oracle: every page as a visitor gets it from `python -m app`'s multi-process default —
+"""The served path is the oracle: every page as a visitor gets it from `python -m lineare.app`'s multi-process default —
 the GET answered from a kept page by one process, the session built where the websocket lands — is the page that
 Panel and Bokeh as released serve (`--no-patches`), in both languages, a lesson's link and presenter mode, and a
 knob answers the same. Patched or not is a fixture (a server of each kind, shared with test_processes), never
 whatever an earlier test left installed."""
 import pytest
 
-from app.dashboards import DASHBOARDS
+from lineare.app.dashboards import DASHBOARDS
 from served import visit
 
 # every route (the landing page and each dashboard's), in both languages, then a lesson's link and presenter mode

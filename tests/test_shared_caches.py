@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
-import app
-from app import mechanism
-from app.dashboards.transition import model as transition
-from app.shared import read_only, shared_cache
-from app.work import Shared
+import lineare.app
+from lineare.app import mechanism
+from lineare.app.dashboards.transition import model as transition
+from lineare.app.shared import read_only, shared_cache
+from lineare.app.work import Shared
 
 
 def arrays_in(value, seen=None):
@@ -89,8 +89,8 @@ def test_a_shared_cache_and_a_shared_value_hand_out_read_only_arrays(shape):
 def app_modules():
     """Every module of the app a server imports (not the page scripts, which serve a page when run)."""
     names = []
-    for info in pkgutil.walk_packages(app.__path__, "app."):
-        if info.name.startswith(("app.pages", "app.__main__")) or info.name.endswith("__main__"):
+    for info in pkgutil.walk_packages(lineare.app.__path__, "lineare.app."):
+        if info.name.startswith("lineare.app.pages") or info.name.endswith("__main__"):
             continue
         names.append(info.name)
     return [importlib.import_module(name) for name in names]
@@ -108,27 +108,27 @@ def every_cache():
 
 # a cheap call of each shared cache
 CALLS = {
-    "app.mechanism.shared_run": ("deltanet", tuple(mechanism.parse("Anna:21 Anna?")[0])),
-    "app.dashboards.architectures.model.forgetting_curve": ("retnet",),
-    "app.dashboards.architectures.model.eigenvalues": ("deltanet",),
-    "app.dashboards.memory_fails.model.recall": ("delta", 8, "random", 4, 0, 0),
-    "app.dashboards.memory_fails.model.curve": ("sum", 8, "orthogonal", 0, 0),
-    "app.dashboards.memory_fails.model.accuracy_map": ("sum", "orthogonal", 0, 0, 0.99, 1.0),
-    "app.dashboards.memory_fails.model._accuracy_map": ("sum", "orthogonal", 0, 0, None, None),
-    "app.dashboards.memory_fails.model.trained_example": ("64-8", 0),
-    "app.dashboards.memory_fails.model.stepped": ("deltanet", "64-8", 0),
-    "app.dashboards.memory_fails.model.query_forensics": ("deltanet", "64-8", 0, 1),
-    "app.dashboards.state_fills_up.model.run_trained": ("deltanet", 4, 0),
-    "app.dashboards.take_away_softmax.model.sentence_vectors": (),
+    "lineare.app.mechanism.shared_run": ("deltanet", tuple(mechanism.parse("Anna:21 Anna?")[0])),
+    "lineare.app.dashboards.architectures.model.forgetting_curve": ("retnet",),
+    "lineare.app.dashboards.architectures.model.eigenvalues": ("deltanet",),
+    "lineare.app.dashboards.memory_fails.model.recall": ("delta", 8, "random", 4, 0, 0),
+    "lineare.app.dashboards.memory_fails.model.curve": ("sum", 8, "orthogonal", 0, 0),
+    "lineare.app.dashboards.memory_fails.model.accuracy_map": ("sum", "orthogonal", 0, 0, 0.99, 1.0),
+    "lineare.app.dashboards.memory_fails.model._accuracy_map": ("sum", "orthogonal", 0, 0, None, None),
+    "lineare.app.dashboards.memory_fails.model.trained_example": ("64-8", 0),
+    "lineare.app.dashboards.memory_fails.model.stepped": ("deltanet", "64-8", 0),
+    "lineare.app.dashboards.memory_fails.model.query_forensics": ("deltanet", "64-8", 0, 1),
+    "lineare.app.dashboards.state_fills_up.model.run_trained": ("deltanet", 4, 0),
+    "lineare.app.dashboards.take_away_softmax.model.sentence_vectors": (),
 }
 # caches whose results are texts or fonts: nothing a session could write into
 NO_ARRAYS = {
-    "app.dashboards.state_fills_up.view._code_html": ("deltanet", "en"),
-    "app.dashboards.transition.pictures._table_html": (transition.match("scalar", 0.9, 0.0), False, "en"),
-    "app.dashboards.architectures.view._card_html": ("deltanet", False, "en"),
-    "app.export.draw.font": (12,),
-    "app.components.browser.callback": ("number_tick",),          # the pages' JavaScript, read once: text
-    "app.components.browser._page_code": ("busy",),
+    "lineare.app.dashboards.state_fills_up.view._code_html": ("deltanet", "en"),
+    "lineare.app.dashboards.transition.pictures._table_html": (transition.match("scalar", 0.9, 0.0), False, "en"),
+    "lineare.app.dashboards.architectures.view._card_html": ("deltanet", False, "en"),
+    "lineare.app.export.draw.font": (12,),
+    "lineare.app.components.browser.callback": ("number_tick",),          # the pages' JavaScript, read once: text
+    "lineare.app.components.browser._page_code": ("busy",),
 }
 
 
@@ -158,15 +158,15 @@ def test_the_other_caches_hold_no_arrays(name):
 
 
 def test_what_a_shared_run_derives_for_its_pages_is_read_only_too():
-    from app.mechanism import shared_run
+    from lineare.app.mechanism import shared_run
 
-    run = shared_run(*CALLS["app.mechanism.shared_run"])
+    run = shared_run(*CALLS["lineare.app.mechanism.shared_run"])
     made = run.derived(("a test", 1), lambda: {"frames": [np.zeros(2), np.ones(2)]})
     assert len(assert_read_only(made)) == 2
 
 
 def test_the_run_a_two_bills_page_opens_on_is_read_only():
-    from app.dashboards.two_bills.model import opening_run
+    from lineare.app.dashboards.two_bills.model import opening_run
 
     settings = {"variant": "linear", "context": 16, "requested": 4, "heads": 1, "dim": 8, "seed": 0}
     assert len(assert_read_only(opening_run(settings))) >= 2

@@ -4,9 +4,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine import checkpoint, tasks
-from engine.evaluate import evaluate
-from engine.ops import VARIANTS
+from lineare.engine import checkpoint, tasks
+from lineare.engine.evaluate import evaluate
+from lineare.engine.ops import VARIANTS
 
 FOLDER = Path(__file__).resolve().parents[1] / "assets" / "checkpoints"
 

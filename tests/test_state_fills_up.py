@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from app import mechanism
-from app.dashboards.state_fills_up.model import StateStore, head_frame
-from app.variants import REGISTRY
+from lineare.app import mechanism
+from lineare.app.dashboards.state_fills_up.model import StateStore, head_frame
+from lineare.app.variants import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -122,9 +122,9 @@ def test_a_tie_is_decoded_as_a_tie_whatever_the_number_of_heads(preset):
     whichever a float32 rounding favours. With 1, 2 and 4 heads (each with its own value vectors) the strip
     marks the same questions, with the same words, and the lesson counts the same answers right; each tie is
     a column shared by two numbers, computed directly in NumPy."""
-    from app.dashboards.state_fills_up.lesson import CARDS, _all_right
-    from app.dashboards.state_fills_up.texts import answer_html, token_strip
-    from app.i18n import language
+    from lineare.app.dashboards.state_fills_up.lesson import CARDS, _all_right
+    from lineare.app.dashboards.state_fills_up.texts import answer_html, token_strip
+    from lineare.app.i18n import language
 
     marks, counts, readouts = {}, {}, {}
     for heads in (1, 2, 4):
@@ -155,7 +155,7 @@ def test_a_tie_is_decoded_as_a_tie_whatever_the_number_of_heads(preset):
 
 
 def test_step_captions_follow_the_tokens():
-    from app.dashboards.state_fills_up.texts import column_gauge, step_caption
+    from lineare.app.dashboards.state_fills_up.texts import column_gauge, step_caption
 
     store = StateStore(variant="deltanet", preset="crowd")
     result = store.result
@@ -170,8 +170,8 @@ def test_step_captions_follow_the_tokens():
 
 @pytest.mark.parametrize("variant", ["deltanet", "softmax", "mlstm"])
 def test_the_code_shown_is_the_engines_own_step(variant):
-    from app.dashboards.state_fills_up.view import NOTEBOOK_URL, code_html
-    from engine.ops import recurrent
+    from lineare.app.dashboards.state_fills_up.view import NOTEBOOK_URL, code_html
+    from lineare.engine.ops import recurrent
 
     shown = code_html(variant)
     assert "engine/ops/recurrent.py:" in shown and "<details>" in shown
@@ -184,7 +184,7 @@ def test_the_code_shown_is_the_engines_own_step(variant):
 @pytest.mark.parametrize("variant", [v for v in REGISTRY if REGISTRY[v].fixed_state])
 def test_the_browser_rebuilds_the_change_from_the_state_and_the_transition(variant):
     # what app/components/player.py computes at each frame: S_{t-1}(diag + a bᵀ − I) (+ the write u wᵀ)
-    from app.components.plots import rank_one
+    from lineare.app.components.plots import rank_one
 
     store = StateStore(variant=variant, heads=2, preset="overwrite", alpha=0.7, beta=0.6)
     records = store.result.records
@@ -216,7 +216,7 @@ def test_visitors_with_the_same_settings_share_one_run_and_its_texts():
 
 
 def test_packed_columns_come_back_to_within_a_65534th_of_their_largest_number():
-    from app.components.plots import packed
+    from lineare.app.components.plots import packed
     rng = np.random.default_rng(3)
     columns = {"u": rng.normal(size=(7, 16)) * 3, "w": rng.uniform(-1e-3, 1e-3, size=(7, 16)), "a": np.zeros(0),
                "diag": np.zeros(5)}
@@ -234,9 +234,9 @@ def test_the_knobs_run_the_model_when_released_and_a_drag_moves_only_their_label
     latter starts a run. A store changed elsewhere (a lesson card, a link) moves the slider."""
     import param
 
-    from app.dashboards.state_fills_up.view import StateView
-    from app.i18n import language
-    from app.session import Session
+    from lineare.app.dashboards.state_fills_up.view import StateView
+    from lineare.app.i18n import language
+    from lineare.app.session import Session
 
     store = StateStore(variant="gated_deltanet", source="mqar")
     with language("en"):
@@ -257,9 +257,9 @@ def test_the_knobs_run_the_model_when_released_and_a_drag_moves_only_their_label
 def test_the_example_counts_from_one_on_the_page_and_from_zero_in_the_link(mode):
     """A student reads «Example number 1» for the first example: the input counts from 1, the store (and so
     the URL, and the links already shared, and the example's seed) from 0."""
-    from app.dashboards.state_fills_up.view import StateView
-    from app.i18n import language
-    from app.session import Session
+    from lineare.app.dashboards.state_fills_up.view import StateView
+    from lineare.app.i18n import language
+    from lineare.app.session import Session
 
     store = StateStore(mode=mode, variant="deltanet", source="mqar", pairs=8)
     with language("en"):
@@ -277,9 +277,9 @@ def test_the_example_counts_from_one_on_the_page_and_from_zero_in_the_link(mode)
 def test_the_mqar_button_is_explained_under_it_in_plain_words(lang, words):
     """The Sequence button says only «MQAR» (it must fit a phone): the line under it spells the acronym out
     and says what the sequence is, while the buttons show; in trained mode both are hidden."""
-    from app.dashboards.state_fills_up.view import StateView
-    from app.i18n import language
-    from app.session import Session
+    from lineare.app.dashboards.state_fills_up.view import StateView
+    from lineare.app.i18n import language
+    from lineare.app.session import Session
 
     store = StateStore(variant="deltanet")
     with language(lang):

@@ -7,16 +7,16 @@ import numpy as np
 import pytest
 import torch
 
-from app import checkpoints
-from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, TRAINED_QUANTILE, StateStore, token_label
-from app.dashboards.state_fills_up.texts import failure_message
-from app.dashboards.state_fills_up.view import StateView, read_store_query
-from app.i18n import language
-from app.components.plots import nice_limit, quantize
-from app.session import Session
-from app.urlstate import serialize
-from engine import checkpoint, tasks
-from engine.evaluate import evaluate
+from lineare.app import checkpoints
+from lineare.app.dashboards.state_fills_up.model import MECHANISM_PAIRS, TRAINED_QUANTILE, StateStore, token_label
+from lineare.app.dashboards.state_fills_up.texts import failure_message
+from lineare.app.dashboards.state_fills_up.view import StateView, read_store_query
+from lineare.app.i18n import language
+from lineare.app.components.plots import nice_limit, quantize
+from lineare.app.session import Session
+from lineare.app.urlstate import serialize
+from lineare.engine import checkpoint, tasks
+from lineare.engine.evaluate import evaluate
 
 CHECKPOINTS = checkpoints.FOLDER
 

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import torch
 
-from engine.ops import forward
-from engine.stepping import StepRecord, init_state, run, step, transition
+from lineare.engine.ops import forward
+from lineare.engine.stepping import StepRecord, init_state, run, step, transition
 from inputs import VARIANTS, make_inputs, rel_rms
 
 

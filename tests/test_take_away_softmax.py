@@ -11,12 +11,12 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode
 
-from app.dashboards import DASHBOARDS
-from app.dashboards.take_away_softmax.model import (D, DIMS, LENGTHS, SENTENCE, WORDS, SoftmaxStore, attend,
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.dashboards.take_away_softmax.model import (D, DIMS, LENGTHS, SENTENCE, WORDS, SoftmaxStore, attend,
                                                     cost_curves, multiply_adds, sentence_vectors)
-from app.i18n import _, language
-from app.session import Session
-from app.urlstate import read_query
+from lineare.app.i18n import _, language
+from lineare.app.session import Session
+from lineare.app.urlstate import read_query
 
 
 def direct(kind):
@@ -134,7 +134,7 @@ def test_the_model_imports_without_panel():
 # ----------------------------------------------------------------------- what the view sends
 
 def view(lang, **values):
-    from app.dashboards.take_away_softmax.view import SoftmaxView
+    from lineare.app.dashboards.take_away_softmax.view import SoftmaxView
 
     with language(lang):
         return SoftmaxView(store=SoftmaxStore(**values), session=Session(language=lang))
@@ -200,7 +200,7 @@ def test_the_first_page_of_the_chapter_names_its_words(lang):
 
 @pytest.mark.parametrize("lang", ["it", "en"])
 def test_the_landing_page_starts_with_the_lesson(lang):
-    from app.dashboards.home import build as build_home
+    from lineare.app.dashboards.home import build as build_home
 
     with language(lang):
         top = build_home(Session(language=lang, level="elementare")).main.objects[0].object
@@ -215,8 +215,8 @@ def _luminance(hex_colour):
 
 
 def test_the_veiled_never_built_cells_stay_readable_and_look_veiled():
-    from app.dashboards.take_away_softmax.pictures import CellsPicture
-    from app.dashboards.take_away_softmax.view import VEIL
+    from lineare.app.dashboards.take_away_softmax.pictures import CellsPicture
+    from lineare.app.dashboards.take_away_softmax.view import VEIL
 
     picture = CellsPicture("t", "x", "y", width=300, height=300)
     values = np.array([[[0.9, 0.2], [0.05, 1.0]]])                   # dark and pale cells

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from engine.tasks import IGNORE, capacity_data, mqar, mqar_mixture
+from lineare.engine.tasks import IGNORE, capacity_data, mqar, mqar_mixture
 
 V, L, K, N = 64, 64, 8, 200
 

@@ -1,13 +1,13 @@
-"""`python -m engine train` and `evaluate` end to end on a model too small to learn anything."""
+"""`python -m lineare.engine train` and `evaluate` end to end on a model too small to learn anything."""
 import json
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from engine import checkpoint
-from engine.__main__ import main
-from engine.train import parse_pairs, warmup_cosine
+from lineare.engine import checkpoint
+from lineare.engine.__main__ import main
+from lineare.engine.train import parse_pairs, warmup_cosine
 
 TINY = ["--variant", "deltanet", "--seq-len", "16", "--kv-pairs", "2,4", "--vocab-size", "32", "--d-model", "16",
         "--n-layers", "1", "--n-heads", "2", "--steps", "3", "--batch-size", "8", "--train-examples", "32",
@@ -26,7 +26,7 @@ def test_train_writes_a_reproducible_checkpoint(tmp_path):
         assert torch.allclose(a[name], b[name], rtol=1e-5, atol=1e-6), name
     model, sidecar = checkpoint.load(first)
     assert model.config.variant == "deltanet" and sidecar["steps"] == 3
-    assert sidecar["command"].startswith("python -m engine train --variant deltanet")
+    assert sidecar["command"].startswith("python -m lineare.engine train --variant deltanet")
     assert sidecar["data_seeds"]["train"] == 5 and sidecar["data_seeds"]["validation"] != 5
     assert 0.0 <= sidecar["val_accuracy"] <= 1.0 and sidecar["train_seconds"] > 0
     assert [h["step"] for h in sidecar["history"]] == [2, 3]

@@ -7,15 +7,15 @@ import numpy as np
 import pytest
 import torch
 
-from app import mechanism
-from app.dashboards.transition import model as knob
-from app.dashboards.transition.model import Match, TransitionStore, match
-from app.dashboards.transition.pictures import table_html
-from app.i18n import language
-from app.urlstate import read_query
-from app.variants import KNOB_GATES, REGISTRY
-from engine.gates import channel_spread
-from engine.ops import VARIANTS, forward
+from lineare.app import mechanism
+from lineare.app.dashboards.transition import model as knob
+from lineare.app.dashboards.transition.model import Match, TransitionStore, match
+from lineare.app.dashboards.transition.pictures import table_html
+from lineare.app.i18n import language
+from lineare.app.urlstate import read_query
+from lineare.app.variants import KNOB_GATES, REGISTRY
+from lineare.engine.gates import channel_spread
+from lineare.engine.ops import VARIANTS, forward
 
 KNOB_OF = {name: record.knob for name, record in REGISTRY.items() if record.knob}
 
@@ -185,8 +185,8 @@ def test_the_transition_picture_is_the_transition():
 def test_on_rwkv7s_row_the_text_says_what_the_knob_computes():
     """The knob is close to RWKV-7's row, not on it: it fades before it erases: diag(α) − β(α⊙k)kᵀ, not RWKV-7's own
     diag(w) − κ̂(a⊙κ̂)ᵀ (here κ̂ = k, a = β); the Superiore text says which is which."""
-    from app.dashboards.transition.view import KNOB_ON_RWKV7
-    from engine.gates import make_gates
+    from lineare.app.dashboards.transition.view import KNOB_ON_RWKV7
+    from lineare.engine.gates import make_gates
 
     s, alpha, beta = sequence(), 0.7, 0.6
     t = s.shown_at

@@ -10,16 +10,16 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from app.dashboards.two_bills import model as two_bills
-from app.dashboards.two_bills.calculator import CUSTOM, PRESETS, CalculatorStore
-from app.dashboards.two_bills.model import (GenerationStore, affordable_tokens, format_bytes, format_power,
+from lineare.app.dashboards.two_bills import model as two_bills
+from lineare.app.dashboards.two_bills.calculator import CUSTOM, PRESETS, CalculatorStore
+from lineare.app.dashboards.two_bills.model import (GenerationStore, affordable_tokens, format_bytes, format_power,
                                             layer_gates, multiply_adds, prefill, random_tokens, rolling_median,
                                             work_crossing)
-from app.i18n import language
-from app.urlstate import read_query
-from engine.ops import forward
-from engine.ops.recurrent import STEPS, gates_at
-from engine.ops.states import KVCache, state_bytes
+from lineare.app.i18n import language
+from lineare.app.urlstate import read_query
+from lineare.engine.ops import forward
+from lineare.engine.ops.recurrent import STEPS, gates_at
+from lineare.engine.ops.states import KVCache, state_bytes
 
 
 def args(**values):
@@ -213,9 +213,9 @@ def test_the_page_draws_both_stores():
     """The view with no server: the first run's bills, the calculator's chart frame and the history chart."""
     from bokeh.document import Document
 
-    from app.dashboards.two_bills.view import TwoBillsView
-    from app.i18n import language
-    from app.session import Session
+    from lineare.app.dashboards.two_bills.view import TwoBillsView
+    from lineare.app.i18n import language
+    from lineare.app.session import Session
 
     session = Session()
     store = GenerationStore(tokens=16, heads=2, dim=16)
@@ -240,9 +240,9 @@ def test_the_bills_show_the_bytes_in_the_readers_units_and_numbers():
     the state 2 × 16 × 16 × 4 = 2,048 B. Decimal units, three digits, the language's decimal mark."""
     from bokeh.document import Document
 
-    from app.dashboards.two_bills.calculator_view import CalculatorView
-    from app.dashboards.two_bills.view import TwoBillsView
-    from app.session import Session
+    from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
+    from lineare.app.dashboards.two_bills.view import TwoBillsView
+    from lineare.app.session import Session
 
     store = GenerationStore(tokens=16, heads=2, dim=16, context=512)
     for lang, state, weights in (("en", "2.05 kB", "16.1 GB"), ("it", "2,05 kB", "16,1 GB")):
@@ -292,8 +292,8 @@ def test_the_work_bill_counts_multiply_adds_on_both_sides():
     llama3 = preset("llama3_8b", context=131_072)
     softmax, state = llama3.multiply_adds()
     assert softmax / state == pytest.approx(131_073 / 256)                  # (n + 1)(d_k + d_v) / 4 d_k d_v
-    from app.dashboards.two_bills.calculator_view import CalculatorView
-    from app.session import Session
+    from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
+    from lineare.app.session import Session
 
     with language("en"):
         text = CalculatorView(store=llama3, session=Session()).results.object
@@ -311,8 +311,8 @@ def test_the_calculator_marks_what_lies_past_a_models_context():
     """The default preset is Llama-3.1-8B (131,072 tokens; Llama-3-8B reads 8,192); «Every model's bill» marks
     each softmax row whose context is shorter than the length asked, and only those, and the bills say so for
     the preset's own; a fixed state has no such limit here."""
-    from app.dashboards.two_bills.calculator_view import CalculatorView
-    from app.session import Session
+    from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
+    from lineare.app.session import Session
 
     assert CalculatorStore().preset == "llama3_8b" and PRESETS["llama3_8b"].name == "Llama-3.1-8B"
     assert {key: (m.context, m.window) for key, m in PRESETS.items() if m.kind == "softmax"} == CONTEXTS

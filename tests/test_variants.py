@@ -4,10 +4,10 @@ import re
 
 import pytest
 
-from app import variants
-from app.components.text import to_html
-from app.i18n import language, _
-from engine.ops import VARIANTS
+from lineare.app import variants
+from lineare.app.components.text import to_html
+from lineare.app.i18n import language, _
+from lineare.engine.ops import VARIANTS
 
 
 def test_registry_and_engine_agree():
@@ -78,8 +78,8 @@ def test_rwkv7s_words_are_what_the_engine_and_its_layer_compute():
     the formula, the table's cells and the engine's step fed by the layer's gates (a = −κ̂, b = κ̂ ⊙ a_t)."""
     import torch
 
-    from engine.layers import make_layer
-    from engine.ops.recurrent import step_rwkv7
+    from lineare.engine.layers import make_layer
+    from lineare.engine.ops.recurrent import step_rwkv7
 
     record = variants.REGISTRY["rwkv7"]
     transition, write = r"\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top", r"v_t \tilde k_t^\top"
@@ -109,6 +109,6 @@ def test_rwkv7s_words_are_what_the_engine_and_its_layer_compute():
 def test_no_text_writes_rwkv7s_transition_with_the_papers_a_t_as_fla_s_a():
     """In the paper a_t is the in-context learning rate; fla's diag(w) + a bᵀ uses a = −κ̂: a text that writes
     diag(w_t) + a_t b_tᵀ mixes the two."""
-    from app.i18n.catalogs import extract
+    from lineare.app.i18n.catalogs import extract
 
     assert not [m.id for m in extract() if m.id and r"a_t b_t^\top" in m.id]

@@ -1,4 +1,4 @@
-"""A hostile client against a running `python -m app`: query arguments that would move where scripts
+"""A hostile client against a running `python -m lineare.app`: query arguments that would move where scripts
 load from, and Bokeh protocol messages a browser of ours never sends (app/server/security.py, app/server/websocket.py).
 
 Each attack is checked the way a visitor would meet it: a second, fresh session pulls its page and
@@ -21,12 +21,12 @@ from tornado.httpclient import HTTPRequest
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
-from app.server import limits, security
-from app.devtools import running_server
+from lineare.app.server import limits, security
+from lineare.app.devtools import running_server
 
 # LINEARE_OPENING_AGE_S=0: every two-bills page measures its own times, so that a later visitor's
 # measured times are never mistaken for a change (two fresh sessions already differ there)
-COMMAND = ("LINEARE_OPENING_AGE_S=0 python -m app --one-process --port {port} --address 127.0.0.1 "
+COMMAND = ("LINEARE_OPENING_AGE_S=0 python -m lineare.app --one-process --port {port} --address 127.0.0.1 "
            "--allow-websocket-origin 127.0.0.1:{port} --secret-key-file {key} > {log} 2>&1")
 EVIL = "http://evil.example/"
 # lines a connection or a session writes (Bokeh's, and the operator's line per session built), not a message
@@ -385,8 +385,8 @@ def test_a_fraction_in_a_box_of_whole_numbers_is_refused_and_the_third_closes(se
 
 
 def test_cached_arrays_shared_by_every_session_are_read_only():
-    from app.dashboards.architectures import model as architectures
-    from app.dashboards.memory_fails import model as memory_fails
+    from lineare.app.dashboards.architectures import model as architectures
+    from lineare.app.dashboards.memory_fails import model as memory_fails
 
     curve = memory_fails.curve("delta", 16, "random", 0, 0)
     run = memory_fails.recall("delta", 16, "random", 8, 0, 0)
@@ -407,7 +407,7 @@ def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
     from bokeh.util.token import get_session_id
     from panel.io.state import state
 
-    from app.devtools import free_port
+    from lineare.app.devtools import free_port
 
     security.install()
     monkeypatch.setattr(pn.config, "reuse_sessions", True)
@@ -439,9 +439,9 @@ def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
 @contextlib.contextmanager
 def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
     """In process: a Panel server with --reuse-sessions whose pages are built on app.server.building's thread, as
-    `python -m app` builds them, of one page that takes `build_s` to build. Yields (url, Bokeh's session
+    `python -m lineare.app` builds them, of one page that takes `build_s` to build. Yields (url, Bokeh's session
     table of the page, the page's builds so far); every patch is undone afterwards. `max_waiting`: the cap on
-    waiting builds (default: python -m app's); `make`: what the page shows (default: one line of Markdown)."""
+    waiting builds (default: python -m lineare.app's); `make`: what the page shows (default: one line of Markdown)."""
     import bokeh.io.doc
     import panel as pn
     from bokeh.server.session import ServerSession
@@ -449,8 +449,8 @@ def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
     from panel.io.application import Application
     from panel.io.state import state
 
-    from app.server import building
-    from app.devtools import free_port
+    from lineare.app.server import building
+    from lineare.app.devtools import free_port
 
     for owner, name in ((Application, "on_session_created"), (Application, "initialize_document"),
                         (ServerSession, "_handle_pull"), (WSHandler, "_async_open"), (WSHandler, "on_close"),
@@ -566,7 +566,7 @@ def test_past_the_cap_a_new_websocket_is_told_the_server_is_busy(monkeypatch, ca
 
 
 def test_a_class_opening_the_link_at_once_is_queued_not_refused(monkeypatch, caplog):
-    """60 websockets at once on one server process with python -m app's cap: all are queued and built,
+    """60 websockets at once on one server process with python -m lineare.app's cap: all are queued and built,
     none refused. (With two processes, the kernel may hand one process most of a class; the cap of 16
     refused 16 of a class of 60 on two hosted servers.)"""
     class_size = 60
@@ -619,7 +619,7 @@ def test_one_address_cannot_take_every_place_and_another_address_is_built_next(m
     behind a crowd from another address is built next, not after the whole crowd."""
     import panel as pn
 
-    from app.server import building
+    from lineare.app.server import building
 
     monkeypatch.setattr(building, "MAX_WAITING_PER_ADDRESS", 3)
     built_for = []
@@ -648,8 +648,8 @@ def framed_page(code):
     """A page in our page frame (app/components/access.py), in language `code`."""
     import panel as pn
 
-    from app.components.access import PageFrame
-    from app.i18n import language
+    from lineare.app.components.access import PageFrame
+    from lineare.app.i18n import language
 
     template = pn.template.BootstrapTemplate(title="Lineare")
     with language(code):
@@ -665,9 +665,9 @@ def test_a_visitor_past_the_cap_sees_why_on_the_page(monkeypatch):
     one, served, says nothing of the kind."""
     import os
 
-    from app.server.building import busy_script
-    from app.devtools import browser
-    from app.i18n import language
+    from lineare.app.server.building import busy_script
+    from lineare.app.devtools import browser
+    from lineare.app.i18n import language
 
     with language("en"):
         assert "The server is busy" in busy_script() and '"Try again"' in busy_script()

@@ -5,12 +5,12 @@ import re
 import pytest
 from babel.messages import pofile
 
-from app.dashboards import DASHBOARDS
-from app.dashboards.home import GLOSSARY, build as build_home
-from app.i18n import language, po_path
-from app.i18n.catalogs import extract
-from app.session import Session
-from app.variants import REGISTRY
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.dashboards.home import GLOSSARY, build as build_home
+from lineare.app.i18n import language, po_path
+from lineare.app.i18n.catalogs import extract
+from lineare.app.session import Session
+from lineare.app.variants import REGISTRY
 
 # the chapter's vocabulary at Elementare, per language: token, state, key, value, query, KV cache, knob
 CHAPTER = {"it": ("parola", "riassunto", "etichetta", "informazione", "domanda", "archivio di appunti", "manopola"),
@@ -56,8 +56,8 @@ def test_key_value_and_query_are_defined_on_the_first_laboratory(lang):
     """Two bills, the first laboratory (after the lesson "Take away the softmax", whose own test checks the
     same words), names label (key), information (value), question (query) and the notebook of notes
     (KV cache) in its Elementare introduction."""
-    from app.dashboards.two_bills.model import GenerationStore
-    from app.dashboards.two_bills.view import TwoBillsView
+    from lineare.app.dashboards.two_bills.model import GenerationStore
+    from lineare.app.dashboards.two_bills.view import TwoBillsView
 
     assert [d.slug for d in DASHBOARDS[:2]] == ["softmax", "two-bills"]
     with language(lang):

@@ -4,7 +4,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from app import work
+from lineare.app import work
 
 
 class ServedDocument:
@@ -163,12 +163,13 @@ def test_on_next_tick_skips_a_closed_session(closed):
 
 
 # what a knob computes, page by page: (store, its module, the function the work is in, the knob and a new value)
-KNOBS = [("app.dashboards.state_fills_up.model", "StateStore", {"mode": "trained"}, "run_trained", "example", 3),
-         ("app.dashboards.state_fills_up.model", "StateStore", {"mode": "trained"}, "run_trained", "pairs", 5),
-         ("app.dashboards.memory_fails.model", "MemoryStore", {}, "trained_example", "example", 3),
-         ("app.dashboards.memory_fails.model", "MemoryStore", {}, "curve_and_run", "seed", 3),
-         ("app.dashboards.parallel_recurrent.model", "FormsStore", {}, "compared", "length", 32),
-         ("app.dashboards.two_bills.model", "GenerationStore", {}, "generate", "seed", 3)]
+KNOBS = [("lineare.app.dashboards.state_fills_up.model", "StateStore", {"mode": "trained"}, "run_trained", "example",
+          3),
+         ("lineare.app.dashboards.state_fills_up.model", "StateStore", {"mode": "trained"}, "run_trained", "pairs", 5),
+         ("lineare.app.dashboards.memory_fails.model", "MemoryStore", {}, "trained_example", "example", 3),
+         ("lineare.app.dashboards.memory_fails.model", "MemoryStore", {}, "curve_and_run", "seed", 3),
+         ("lineare.app.dashboards.parallel_recurrent.model", "FormsStore", {}, "compared", "length", 32),
+         ("lineare.app.dashboards.two_bills.model", "GenerationStore", {}, "generate", "seed", 3)]
 
 
 @pytest.mark.parametrize("module, store, opened, function, knob, value", KNOBS,

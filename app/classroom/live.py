@@ -17,8 +17,8 @@ import tempfile
 import threading
 import time
 
-from app.classroom.store import IDLE_HOURS, ROOM_SIZE, open_rooms
-from app.work import on_next_tick
+from lineare.app.classroom.store import IDLE_HOURS, ROOM_SIZE, open_rooms
+from lineare.app.work import on_next_tick
 
 log = logging.getLogger("lineare.classroom")
 POLL_S = 0.15
@@ -30,13 +30,13 @@ _store, _store_lock = None, threading.Lock()
 
 def default_rooms(port):
     """The classroom's store when --rooms is not given: an SQLite file of this server (its port), in the user's
-    runtime folder (else the temporary one), shared by the processes python -m app forks."""
+    runtime folder (else the temporary one), shared by the processes python -m lineare.app forks."""
     folder = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
     return f"sqlite:///{folder}/lineare-{os.getuid() if hasattr(os, 'getuid') else 'user'}/rooms-{port}.sqlite"
 
 
 def rooms():
-    """This process's store (opened on first use, from LINEARE_ROOMS: python -m app's --rooms)."""
+    """This process's store (opened on first use, from LINEARE_ROOMS: python -m lineare.app's --rooms)."""
     global _store
     with _store_lock:
         if _store is None:
@@ -46,7 +46,7 @@ def rooms():
 
 
 def room_size():
-    """Students a room takes (python -m app's --room-size)."""
+    """Students a room takes (python -m lineare.app's --room-size)."""
     try:
         return max(1, int(os.environ.get(SIZE_ENV, ROOM_SIZE)))
     except ValueError:
@@ -54,7 +54,7 @@ def room_size():
 
 
 def serves_lan():
-    """True when python -m app --lan serves the classroom's network (phones reach this machine's addresses)."""
+    """True when python -m lineare.app --lan serves the classroom's network (phones reach this machine's addresses)."""
     return os.environ.get(LAN_ENV) == "1"
 
 

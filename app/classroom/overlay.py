@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from app.i18n import _
+from lineare.app.i18n import _
 
 GRID = 41
 FAINT, MEDIAN = "#7c5295", "#3d1a5b"       # the sketches' purple, as the student's own sketch on the page

@@ -20,9 +20,9 @@ from pathlib import Path
 import param
 from panel.custom import JSComponent
 
-from app.classroom import live
-from app.classroom.store import MAX_CHOICES, Refused, check_points, clean_code
-from app.i18n import LANGUAGES, _
+from lineare.app.classroom import live
+from lineare.app.classroom.store import MAX_CHOICES, Refused, check_points, clean_code
+from lineare.app.i18n import LANGUAGES, _
 
 TRIES = 5                      # codes one session may try
 MISSES, MISS_EVERY_S = 20, 3.0  # wrong codes from one address at once, then one per MISS_EVERY_S (per process)
@@ -267,8 +267,8 @@ class Student(param.Parameterized):
 
 def card_text(card, language):
     """The card's heading, question and choices in the phone's language, and its sketch's axes."""
-    from app.components.text import inline_html
-    from app.lessons import LESSONS, TITLES
+    from lineare.app.components.text import inline_html
+    from lineare.app.lessons import LESSONS, TITLES
 
     cards = LESSONS.get(card["slug"], ())
     if not 1 <= card["number"] <= len(cards):
@@ -287,7 +287,7 @@ def card_text(card, language):
 
 def label_in(label, language):
     """An axis label the teacher's page wrote in its language, in the phone's (the catalogs read backwards)."""
-    from app.i18n import translations
+    from lineare.app.i18n import translations
 
     if not isinstance(label, str):
         return ""
@@ -302,9 +302,9 @@ def join_page():
     """The /join page: the phone, in the visitor's language, with the code of its link filled in."""
     import panel as pn
 
-    from app.components.access import FRAME_CSS, VIEWPORT, PageFrame
-    from app.components.presence import Presence
-    from app.session import Session
+    from lineare.app.components.access import FRAME_CSS, VIEWPORT, PageFrame
+    from lineare.app.components.presence import Presence
+    from lineare.app.session import Session
 
     session = Session.start()
     args = pn.state.session_args or {}

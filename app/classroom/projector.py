@@ -21,10 +21,10 @@ import io
 import param
 from panel.custom import JSComponent
 
-from app.classroom import live
-from app.classroom.phone import JS, Bucket, Shaped, browser_accepts
-from app.classroom.store import Refused
-from app.i18n import LANGUAGES, _, format_number, language, ngettext
+from lineare.app.classroom import live
+from lineare.app.classroom.phone import JS, Bucket, Shaped, browser_accepts
+from lineare.app.classroom.store import Refused
+from lineare.app.i18n import LANGUAGES, _, format_number, language, ngettext
 
 ROOMS_PER_ADDRESS, ROOM_EVERY_S = 5, 600.0
 COMMANDS = ("start", "show", "reveal", "next", "end", "close")
@@ -84,8 +84,8 @@ def panel_words():
 
 def join_link(headers, code):
     """The address a phone opens: the teacher's page's own host (nginx's X-Forwarded-Proto for the scheme), or, when
-    the teacher opened localhost, this machine's address on the classroom's network (python -m app --lan)."""
-    from app.serve import lan_addresses
+    the teacher opened localhost, this machine's address on the classroom's network (python -m lineare.app --lan)."""
+    from lineare.app.serve import lan_addresses
 
     host = str(headers.get("Host", "") or "localhost")
     scheme = "https" if str(headers.get("X-Forwarded-Proto", "")).lower() == "https" else "http"
@@ -110,7 +110,7 @@ def qr_svg(link):
 
 def describe(slug, number, card, figure=None, along="x"):
     """The card as the room keeps it: which, how many choices, its sketch's axes (None: no sketch)."""
-    from app.classroom.overlay import axes
+    from lineare.app.classroom.overlay import axes
 
     return {"slug": slug, "number": number, "choices": len(card.choices),
             "guess": axes(figure, along) if figure is not None else None}
@@ -122,7 +122,7 @@ def guess_figure(card, view):
     guess = getattr(card, "guess", None)
     if guess is None or not hasattr(view, "parts"):
         return None, "x"
-    from app.lessons import parts
+    from lineare.app.lessons import parts
 
     found = parts(view, [guess.picture])
     return (found[0] if found else None), guess.along
@@ -137,7 +137,7 @@ def page_reveal(widget, card):
         return None
 
     def reveal(correct, sketches):
-        from app.classroom.overlay import median_curve
+        from lineare.app.classroom.overlay import median_curve
 
         widget.chosen = correct
         guess = getattr(card, "guess", None)
@@ -153,8 +153,8 @@ def page_reveal(widget, card):
 
 def summary_rows(results):
     """Per card of the class: its heading, question, answers and share right, in the page's language."""
-    from app.components.text import inline_html
-    from app.lessons import LESSONS, TITLES
+    from lineare.app.components.text import inline_html
+    from lineare.app.lessons import LESSONS, TITLES
 
     rows = []
     for result in results:
@@ -180,14 +180,14 @@ def plain_text(text):
     """A card's text as a spreadsheet shows it: our Markdown and formulas without their marks."""
     import re
 
-    from app.components.text import inline_html
+    from lineare.app.components.text import inline_html
 
     return " ".join(html.unescape(re.sub(r"<[^>]+>", "", inline_html(text))).split())
 
 
 def results_csv(results):
     """The class's results as CSV: a row per choice of each card (counts, which is right, the card's share right)."""
-    from app.lessons import LESSONS, TITLES
+    from lineare.app.lessons import LESSONS, TITLES
 
     out = io.StringIO()
     writer = csv.writer(out)
@@ -293,14 +293,14 @@ class Teacher(param.Parameterized):
 
     def sketches(self, turn):
         """The class's sketches over the card's picture (made when the answers are first shown)."""
-        from app.classroom.overlay import ClassSketches
+        from lineare.app.classroom.overlay import ClassSketches
 
         if self.overlay is None:
             self.overlay = ClassSketches(self.figure, self.along)
         self.overlay.draw(live.rooms().sketches(self.code, turn))
 
     def following(self):
-        from app.lessons import LESSONS
+        from lineare.app.lessons import LESSONS
 
         cards = LESSONS[self.slug]
         return cards[self.number] if self.number < len(cards) else None
@@ -308,7 +308,7 @@ class Teacher(param.Parameterized):
     def reveal(self):
         """The right choice and the card's observation in every language (each phone reads its own); the page
         runs the card's action (`on_reveal`)."""
-        from app.components.text import inline_html
+        from lineare.app.components.text import inline_html
 
         correct = int(self.card.correct(self.store))
         explain = {}
@@ -348,7 +348,7 @@ def class_panel(session, slug, number, card, store, view=None, on_reveal=None):
     (a draw-your-guess card's picture is among its parts); `on_reveal`: what runs the card's action on the page."""
     import panel as pn
 
-    from app.lessons import neighbours
+    from lineare.app.lessons import neighbours
 
     if not session.present:
         return None
@@ -356,7 +356,7 @@ def class_panel(session, slug, number, card, store, view=None, on_reveal=None):
     context = pn.state.curdoc.session_context if pn.state.curdoc else None
     request = getattr(context, "request", None)
     _previous, after = neighbours(slug, number, session)
-    from app.lessons import LESSONS
+    from lineare.app.lessons import LESSONS
 
     next_href = after if number < len(LESSONS[slug]) else ""
     Teacher(panel, slug, number, card, store, on_reveal, getattr(request, "remote_ip", None) or "?",

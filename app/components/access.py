@@ -13,8 +13,8 @@ import json
 
 import jinja2
 
-from app.components.browser import page_script
-from app.i18n import _
+from lineare.app.components.browser import page_script
+from lineare.app.i18n import _
 
 VIEWPORT = "width=device-width, initial-scale=1"
 NARROW = 900            # below this many CSS pixels the sidebar is a drawer over the page, closed when it opens
@@ -86,8 +86,8 @@ def replacements(language, parts):
     close = html.escape(_("Close"), quote=True)
     menu = html.escape(_("Menu"), quote=True)
     words = {"up": _("Increase"), "down": _("Decrease")}
-    from app.server.building import busy_script
-    from app.i18n import browser_locale
+    from lineare.app.server.building import busy_script
+    from lineare.app.i18n import browser_locale
     picture_words = {
         "locale": browser_locale(language), "picture": _("Picture"), "close": _("Close"), "row": _("row"),
         "column": _("column"), "series": _("series {n}"), "series_head": _("series"), "step": _("(step {t})"),

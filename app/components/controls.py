@@ -4,8 +4,8 @@ import html
 
 import panel as pn
 
-from app.components.plots import number_format
-from app.i18n import _
+from lineare.app.components.plots import number_format
+from lineare.app.i18n import _
 
 KNOB_DEBOUNCE_MS = 10
 

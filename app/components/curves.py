@@ -16,7 +16,7 @@ also differ by dash and marker, so a picture still reads in grey on a projector.
 import numpy as np
 from bokeh.models import CDSView, ColumnDataSource, Legend, LegendItem, Range1d
 
-from app.components.plots import (LABEL_SIZE, PREFIX_TAG, frame_filter, number_format, set_frame, show_all,
+from lineare.app.components.plots import (LABEL_SIZE, PREFIX_TAG, frame_filter, number_format, set_frame, show_all,
                                   new_figure, style_figure)
 
 VERMILLION = "#d55e00"      # Okabe-Ito

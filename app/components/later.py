@@ -23,8 +23,8 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.components.browser import module
-from app.i18n import _
+from lineare.app.components.browser import module
+from lineare.app.i18n import _
 
 MARKER = "lineare-later"                      # the class of a section's marker, until it is made
 MARKER_CSS = """

@@ -20,8 +20,8 @@ the frames in between are skipped rather than queued.
 import param
 from panel.custom import JSComponent
 
-from app.components.browser import module
-from app.i18n import _
+from lineare.app.components.browser import module
+from lineare.app.i18n import _
 
 # sizes times the page's --lineare-scale: a quarter larger in presenter mode (app/shell.py)
 PLAYER_CSS = """
@@ -60,12 +60,12 @@ class Player(JSComponent):
     @classmethod
     def from_query(cls, args, **defaults):
         """(a Player from untrusted URL args over `defaults`, its notices); see app.urlstate."""
-        from app.urlstate import read_query
+        from lineare.app.urlstate import read_query
         values, notices = read_query(cls, cls.URL, args)
         return cls(**{**defaults, **values}), notices
 
     def __init__(self, **params):
-        from app.i18n import browser_locale
+        from lineare.app.i18n import browser_locale
         params.setdefault("labels", {
             "back": _("Back"), "forward": _("Forward"), "play": _("Play"), "pause": _("Pause"),
             "back_tip": _("Step back (←)"), "forward_tip": _("Step forward (→)"),

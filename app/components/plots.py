@@ -27,8 +27,8 @@ from bokeh.models import (AllLabels, BasicTicker, CategoricalAxis, CDSView, Colo
 from bokeh.palettes import RdBu11, interp_palette
 from bokeh.plotting import figure
 
-from app.components.browser import callback
-from app.i18n import _, browser_locale
+from lineare.app.components.browser import callback
+from lineare.app.i18n import _, browser_locale
 
 TITLE_SIZE = "14pt"         # a title must fit over a 280-px picture, in Italian too
 LABEL_SIZE = "13pt"

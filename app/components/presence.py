@@ -5,7 +5,7 @@ keeps its pages, since they stay visible."""
 import param
 from panel.custom import JSComponent
 
-from app.components.browser import module
+from lineare.app.components.browser import module
 
 
 class Presence(JSComponent):

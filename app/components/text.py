@@ -21,7 +21,7 @@ import panel as pn
 import param
 from latex2mathml.converter import convert_to_element
 
-from app.i18n import _, current_language
+from lineare.app.i18n import _, current_language
 
 TEXT_CSS = """
 :host { font-size: calc(17px * var(--lineare-scale, 1)); line-height: 1.45; color: #1f2933; }

@@ -20,7 +20,7 @@ hidden and gives it back as the view last wanted it.
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, GlyphRenderer, Model
 
-from app.components.text import Explanation
+from lineare.app.components.text import Explanation
 
 
 class Veil:

@@ -2,14 +2,14 @@
 
 To add one: write the package `app/dashboards/<name>/` (model.py: the store; view.py: the view, ending with
 `build = <View>.build`; export.py, if the page has a download section: its app.export adapter, `Export`),
-set `build=_page("<name>")` on its entry, and add its strings to the catalogs (`python -m app.i18n translate
+set `build=_page("<name>")` on its entry, and add its strings to the catalogs (`python -m lineare.app.i18n translate
 it.json`). app/README.md walks through it.
 """
 import importlib
 from dataclasses import dataclass, field
 from typing import Callable
 
-from app.i18n import N_
+from lineare.app.i18n import N_
 
 
 @dataclass
@@ -30,7 +30,7 @@ class Dashboard:
 def _page(package):
     """build() of app.dashboards.<package>.view, imported on first use (the landing page needs no torch)."""
     def build(session):
-        return importlib.import_module(f"app.dashboards.{package}.view").build(session)
+        return importlib.import_module(f"lineare.app.dashboards.{package}.view").build(session)
     build.package = package          # app.export.pages finds the page's export.py by it
     return build
 

@@ -21,9 +21,9 @@ import html
 import panel as pn
 import param
 
-from app.components.style import PAGE_CSS
-from app.dashboards import Page
-from app.urlstate import read_query, write_query
+from lineare.app.components.style import PAGE_CSS
+from lineare.app.dashboards import Page
+from lineare.app.urlstate import read_query, write_query
 
 
 class DashboardView(pn.viewable.Viewer):
@@ -64,7 +64,7 @@ class DashboardView(pn.viewable.Viewer):
     def downloads(self):
         """The sidebar's download section (app/export): the page's run, pictures and numbers as files,
         made from this session's store (the page's export.py says what it exports)."""
-        from app.export.section import download_section
+        from lineare.app.export.section import download_section
         return download_section(self)
 
 

@@ -4,9 +4,9 @@ import html
 
 import panel as pn
 
-from app.components.text import TEXT_CSS, inline_html
-from app.dashboards import DASHBOARDS, Page
-from app.i18n import N_, _
+from lineare.app.components.text import TEXT_CSS, inline_html
+from lineare.app.dashboards import DASHBOARDS, Page
+from lineare.app.i18n import N_, _
 
 CARD_CSS = """
 :host { width: 100%; }
@@ -113,7 +113,7 @@ def build(session):
 
 def lessons_html(session):
     """The lessons in the chapter's order: one link each to its first card."""
-    from app.lessons import LESSONS, TITLES, link
+    from lineare.app.lessons import LESSONS, TITLES, link
 
     items = []
     for slug, cards in LESSONS.items():

@@ -1,4 +1,4 @@
-"""`lineare export URL -o FILE` (also `python -m app.export`): a page's run as GIF, MP4, PNG frames, one PNG,
+"""`lineare export URL -o FILE` (also `python -m lineare.app.export`): a page's run as GIF, MP4, PNG frames, one PNG,
 CSV or a one-file lesson, from the page's link.
 
     lineare export "/state?variant=deltanet&t=12&lang=it" -o delta.gif
@@ -19,14 +19,14 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from app.export.files import FORMATS, SIZES, ExportRefused, make_file, parse_size
-from app.export.query import open_page
+from lineare.app.export.files import FORMATS, SIZES, ExportRefused, make_file, parse_size
+from lineare.app.export.query import open_page
 from lineare import arguments
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
-        prog="python -m app.export", formatter_class=arguments.Formatter,
+        prog="python -m lineare.app.export", formatter_class=arguments.Formatter,
         description="Save a page's run as an animated GIF, an MP4 video, every frame (PNG files in a zip), one "
                     "PNG picture, a CSV table or a lesson in one HTML file that plays offline.",
         epilog="examples:\n"

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageColor, ImageDraw, ImageFont
 
-from app.components.plots import EMPTY, EMPTY_CODE, PALETTE, quantize
-from app.export.scene import Bars, Curves, Heat
-from app.i18n import format_number
+from lineare.app.components.plots import EMPTY, EMPTY_CODE, PALETTE, quantize
+from lineare.app.export.scene import Bars, Curves, Heat
+from lineare.app.i18n import format_number
 
 BASE = (1280, 720)
 INK, MUTED, FRAME = "#1f2933", "#52606d", "#9aa5b1"

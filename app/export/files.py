@@ -21,8 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.export.draw import draw
-from app.i18n import _, format_number, language
+from lineare.app.export.draw import draw
+from lineare.app.i18n import _, format_number, language
 
 FORMATS = ("gif", "mp4", "zip", "png", "csv", "html")
 MIME = {"gif": "image/gif", "mp4": "video/mp4", "zip": "application/zip", "png": "image/png",
@@ -154,7 +154,7 @@ def make_file(page, fmt, *, size=None, fps=2.0, t=None, table=None, limits=LIMIT
             budget.tick()
         encode = {"gif": gif_bytes, "mp4": mp4_bytes, "zip": zip_bytes, "html": None}[fmt]
         if fmt == "html":
-            from app.export.lesson import lesson_html
+            from lineare.app.export.lesson import lesson_html
             data = lesson_html(page, images, fps, budget)
         else:
             data = encode(images, fps, budget)

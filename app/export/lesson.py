@@ -14,9 +14,9 @@ from bokeh.models import Button, CustomJS, Div, Slider, Toggle
 from bokeh.resources import Resources
 from PIL import Image
 
-from app.components.browser import callback
-from app.components.text import to_html
-from app.i18n import _
+from lineare.app.components.browser import callback
+from lineare.app.components.text import to_html
+from lineare.app.i18n import _
 
 class OwnScripts(Resources):
     """Bokeh's JavaScript inline and nothing else: the scripts other loaded libraries declare for their
@@ -43,7 +43,7 @@ IMAGE = '<img src="{src}" alt="{alt}" style="width:100%;height:auto;display:bloc
 
 
 def data_url(image):
-    from app.export.files import png_bytes
+    from lineare.app.export.files import png_bytes
 
     return "data:image/png;base64," + base64.b64encode(png_bytes(Image.fromarray(image))).decode("ascii")
 

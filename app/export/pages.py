@@ -20,9 +20,9 @@ from html.parser import HTMLParser
 
 import numpy as np
 
-from app.export.scene import Strip
-from app.i18n import _
-from app.urlstate import serialize
+from lineare.app.export.scene import Strip
+from lineare.app.i18n import _
+from lineare.app.urlstate import serialize
 
 
 class _Text(HTMLParser):
@@ -119,7 +119,7 @@ class PageExport:
         (its view's `open_store`); URL problems become the session's notices."""
         import importlib
 
-        view = importlib.import_module(f"app.dashboards.{cls.package}.view").build.__self__
+        view = importlib.import_module(f"lineare.app.dashboards.{cls.package}.view").build.__self__
         view.open_store(session, args)
         return cls(session)
 
@@ -183,13 +183,13 @@ class _Pages(Mapping):
 
     def _pages(self):
         if self._found is None:
-            from app.dashboards import DASHBOARDS
+            from lineare.app.dashboards import DASHBOARDS
 
             found = {}
             for dashboard in DASHBOARDS:
                 package = getattr(dashboard.build, "package", None)
-                if package and importlib.util.find_spec(f"app.dashboards.{package}.export"):
-                    found[dashboard.slug] = importlib.import_module(f"app.dashboards.{package}.export").Export
+                if package and importlib.util.find_spec(f"lineare.app.dashboards.{package}.export"):
+                    found[dashboard.slug] = importlib.import_module(f"lineare.app.dashboards.{package}.export").Export
             self._found = found
         return self._found
 

@@ -6,11 +6,11 @@ speed. Bad values become notices (the caller shows them), never errors; an unkno
 """
 from urllib.parse import parse_qs, urlsplit
 
-from app.export.files import ExportRefused
-from app.export.pages import PAGES
-from app.i18n import _, language
-from app.session import Session
-from app.urlstate import MAX_TEXT, read_query
+from lineare.app.export.files import ExportRefused
+from lineare.app.export.pages import PAGES
+from lineare.app.i18n import _, language
+from lineare.app.session import Session
+from lineare.app.urlstate import MAX_TEXT, read_query
 
 MAX_URL = 4 * MAX_TEXT            # characters of a link read at all
 
@@ -27,7 +27,7 @@ def split(url):
 
 def open_page(url, slug=None):
     """(page adapter, its session's notices) of a URL; the adapter knows the URL's frame and speed."""
-    from app.components.player import Player
+    from lineare.app.components.player import Player
 
     found, args = split(url)
     slug = slug or found

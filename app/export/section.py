@@ -24,13 +24,13 @@ import panel as pn
 import param
 from panel.custom import JSComponent
 
-from app.components.browser import module
-from app.components.player import Player
-from app.export.files import SIZES, ExportRefused, make_file
-from app.export.pages import PAGES
-from app.i18n import _, format_number
-from app.urlstate import read_query
-from app.work import on_next_tick
+from lineare.app.components.browser import module
+from lineare.app.components.player import Player
+from lineare.app.export.files import SIZES, ExportRefused, make_file
+from lineare.app.export.pages import PAGES
+from lineare.app.i18n import _, format_number
+from lineare.app.urlstate import read_query
+from lineare.app.work import on_next_tick
 
 EXPORTS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-export")
 MAX_WAITING = 2

@@ -1,6 +1,6 @@
 """Every user-visible string goes through `_()`; the catalogs live in `i18n/` (gettext, built with Babel).
 
-    from app.i18n import _, N_, ngettext
+    from lineare.app.i18n import _, N_, ngettext
     _("Play")                      # translated into the current session's language
     TITLE = N_("The state fills up")  # marked for extraction at import time, translated later with _()
     ngettext("{count} step", "{count} steps", n).format(count=n)    # plurals: the catalog's Plural-Forms
@@ -9,7 +9,7 @@ The language belongs to the browser session (two visitors can read two languages
 shell calls `set_language()` when a session starts, and `_()` looks it up from `pn.state.curdoc`.
 
 This module is what the running app needs (gettext reading compiled catalogs, compiled on first use
-when stale). The catalog tools — extract, update, translate, check — are `python -m app.i18n …`,
+when stale). The catalog tools — extract, update, translate, check — are `python -m lineare.app.i18n …`,
 in `app/i18n/catalogs.py`.
 """
 import contextvars
@@ -22,7 +22,7 @@ import threading
 import weakref
 from pathlib import Path
 
-from app import data_path
+from lineare.app import data_path
 
 ROOT = Path(__file__).resolve().parents[2]
 CATALOGS = data_path("i18n")

@@ -1,6 +1,6 @@
-"""`python -m app.i18n extract|update|compile|check|translate FILE` (see app/i18n/catalogs.py)."""
+"""`python -m lineare.app.i18n extract|update|compile|check|translate FILE` (see app/i18n/catalogs.py)."""
 import sys
 
-from app.i18n.catalogs import main
+from lineare.app.i18n.catalogs import main
 
 sys.exit(main())

@@ -1,10 +1,10 @@
 """The catalogs' command line (Babel under the hood); the app itself needs only `app.i18n`.
 
-    python -m app.i18n extract   # scan app/ for _() and N_() → i18n/lineare.pot
-    python -m app.i18n update    # merge the template into i18n/<lang>/LC_MESSAGES/lineare.po
-    python -m app.i18n compile   # .po → .mo (also done automatically when a .mo is missing or older)
-    python -m app.i18n check     # list messages without a translation; exit status 1 if any
-    python -m app.i18n translate it.json   # update, then fill in {msgid: Italian} (English = msgid)
+    python -m lineare.app.i18n extract   # scan app/ for _() and N_() → i18n/lineare.pot
+    python -m lineare.app.i18n update    # merge the template into i18n/<lang>/LC_MESSAGES/lineare.po
+    python -m lineare.app.i18n compile   # .po → .mo (also done automatically when a .mo is missing or older)
+    python -m lineare.app.i18n check     # list messages without a translation; exit status 1 if any
+    python -m lineare.app.i18n translate it.json   # update, then fill in {msgid: Italian} (English = msgid)
 
 Plurals: `ngettext(singular, plural, n)` in app/ gives a plural entry (keyed by its singular msgid); its
 Italian in translate's JSON is a list [one, other] (the catalog's Plural-Forms choose at run time).
@@ -17,7 +17,7 @@ import re
 import sys
 from pathlib import Path
 
-from app.i18n import CATALOGS, DOMAIN, LANGUAGES, ROOT, compile_catalogs, po_path
+from lineare.app.i18n import CATALOGS, DOMAIN, LANGUAGES, ROOT, compile_catalogs, po_path
 
 SOURCES = ROOT / "app"
 
@@ -150,7 +150,7 @@ def _plural_problems(message, entry, forms):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m app.i18n", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m lineare.app.i18n", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=("extract", "update", "compile", "check", "translate"))
     parser.add_argument("file", nargs="?", help="translate: a JSON object {English msgid: Italian text}")
     args = parser.parse_args(argv)

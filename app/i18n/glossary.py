@@ -3,7 +3,7 @@ the notebooks' **IT** paragraphs (tests/test_every_sentence.py reads every msgst
 case-insensitive, partial forms included). English terms stay only in parentheses, at their first use in a text,
 next to the Italian word: "domanda (query)".
 
-    from app.i18n.glossary import TERMS, forbidden_in
+    from lineare.app.i18n.glossary import TERMS, forbidden_in
     forbidden_in("il gate dell'oblio")    # → [("forget gate", "gate dell'oblio")]
 """
 import re

@@ -1,4 +1,4 @@
 """The landing page, for `panel serve app/pages/*.py --index home` (served at / and /home)."""
-from app.shell import serve
+from lineare.app.shell import serve
 
 serve(None)

@@ -1,4 +1,4 @@
 """The page /join: a student's phone in a live class (app/classroom/phone.py)."""
-from app.classroom.phone import join_page
+from lineare.app.classroom.phone import join_page
 
 join_page().servable()

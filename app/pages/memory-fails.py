@@ -1,4 +1,4 @@
 """The page /memory-fails, for `panel serve app/pages/*.py --index home` (see app/serve.py)."""
-from app.shell import serve
+from lineare.app.shell import serve
 
 serve("memory-fails")

@@ -1,8 +1,8 @@
-"""What `python -m app` adds to Panel's server, one concern a module (each module's docstring says what it
+"""What `python -m lineare.app` adds to Panel's server, one concern a module (each module's docstring says what it
 keeps):
 
-- `patches`: the list of every replacement of a Panel, Bokeh, param or Tornado internal made here (`python -m app
-  --patches`), installed only on a tested set of versions and only where each target is what it expects;
+- `patches`: the list of every replacement of a Panel, Bokeh, param or Tornado internal made here (`python -m
+  lineare.app --patches`), installed only on a tested set of versions and only where each target is what it expects;
 - `building`: pages built on a thread of their own, the cap on builds waiting (all and per address);
 - `speedups`: cheaper page builds (the same documents for less CPU);
 - `websocket`: what a visitor's websocket may change (the allow-list), idle and too-old connections closed;

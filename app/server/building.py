@@ -19,7 +19,7 @@ Invariants:
   a crowd of builds from one address waits behind one build of each other address);
 - a PULL-DOC reply is written while the session's document lock is held: nothing changes the Document meanwhile;
 - a build whose websocket closed while it waited is skipped, and its session discarded at the next check;
-- at most `MAX_WAITING` builds wait or run at once per server process (`python -m app --max-waiting-builds`),
+- at most `MAX_WAITING` builds wait or run at once per server process (`python -m lineare.app --max-waiting-builds`),
   `MAX_WAITING_PER_ADDRESS` of them from one address (a class behind one school address fits; one client cannot
   keep the whole cap full), and one address has at most limits.NEW_SESSIONS_BURST new sessions at once, then one
   per limits.NEW_SESSION_EVERY_S: past either, a new websocket is closed at once with code 1013 ("try again later")
@@ -39,13 +39,13 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
-from app.server import limits
+from lineare.app.server import limits
 
 BUILDER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-build")
 WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineare-write")
 SWITCH_INTERVAL_S = 0.001
 # builds waiting or running per server (--max-waiting-builds). A page costs ~0.6-1 s of CPU on a quiet 2-core
-# machine: a class of 60 behind one address fits even when one process of `python -m app` accepts all of it (16
+# machine: a class of 60 behind one address fits even when one process of `python -m lineare.app` accepts all of it (16
 # refused a quarter of a class of 60 on 2 servers), and one address cannot take the last 20 places from the others,
 # whose builds, taking turns, come before most of the class's
 MAX_WAITING = 80
@@ -62,8 +62,8 @@ waiting = set()                       # per build waiting or running: its websoc
 def busy_script():
     """The script (app/js/page/busy.js, in every page's frame) that shows a visitor refused at the cap a line saying
     so (translated now: the page's language)."""
-    from app.components.browser import page_script
-    from app.i18n import _
+    from lineare.app.components.browser import page_script
+    from lineare.app.i18n import _
 
     words = {"busy": _("The server is busy: too many pages are being opened at once. Try again in a moment."),
              "again": _("Try again")}
@@ -110,7 +110,7 @@ def install():
     from panel.io.document import _destroy_document as destroy_document
     from panel.io.state import state
 
-    from app.server.patches import BY_NAME, problem
+    from lineare.app.server.patches import BY_NAME, problem
 
     created, initialize = Application.on_session_created, Application.initialize_document
     if getattr(created, "lineare", False):

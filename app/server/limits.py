@@ -20,7 +20,7 @@
 
 The websockets per session are counted by `count_sockets()`, which replaces Bokeh's `WSHandler.open` and
 `on_close` (app/server/patches.py lists it as "sockets-per-session": installed only on a tested set of versions,
-left out with `python -m app --no-patches`); the pulls are counted by the allow-list's `on_message`
+left out with `python -m lineare.app --no-patches`); the pulls are counted by the allow-list's `on_message`
 (app/server/websocket.py), the new sessions and the turns by the build thread's patches (app/server/building.py).
 """
 import asyncio
@@ -30,7 +30,7 @@ import os
 import time
 import weakref
 
-from app.work import FairQueue
+from lineare.app.work import FairQueue
 
 log = logging.getLogger("lineare.limits")
 MAX_SOCKETS_PER_SESSION = 3

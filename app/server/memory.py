@@ -1,12 +1,12 @@
-"""Memory given back to the system once visitors have left (installed by `python -m app`, patched or not: it uses
-Panel's public session hooks and Python's own gc and glibc's malloc_trim, no library internal).
+"""Memory given back to the system once visitors have left (installed by `python -m lineare.app`, patched or not:
+it uses Panel's public session hooks and Python's own gc and glibc's malloc_trim, no library internal).
 
 Invariants:
 
 - after sessions are discarded, their memory goes back to the system: for every session destroyed, one full
   collection then `malloc_trim(0)` TRIM_DELAY_S later, one at a time and at most one per TRIM_INTERVAL_S (a crowd
   leaving costs one trim); a discarded document is a web of reference cycles only the collector frees, so the
-  collection comes first. On Linux `python -m app` runs Python's small objects on the C allocator
+  collection comes first. On Linux `python -m lineare.app` runs Python's small objects on the C allocator
   (PYTHONMALLOC=malloc), which the trim can give back; without glibc there is no trim, and nothing else changes;
 - what is alive once the server runs (the imports, what --warm's pages left in the shared caches) is moved out of
   the collector's sight (`gc.freeze()`): it lives as long as the process and is still freed when nothing refers to

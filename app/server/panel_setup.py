@@ -19,7 +19,7 @@ import logging
 import panel as pn
 from panel.io.resources import LOCAL_DIST
 
-from app.session import Session
+from lineare.app.session import Session
 
 log = logging.getLogger("lineare.host")
 if not log.handlers:                  # `panel serve` sets up Bokeh's loggers only: the same format here

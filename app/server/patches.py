@@ -1,7 +1,7 @@
-"""Every replacement of a Panel, Bokeh, param or Tornado internal that `python -m app` makes, in one list.
+"""Every replacement of a Panel, Bokeh, param or Tornado internal that `python -m lineare.app` makes, in one list.
 
-    python -m app --patches        # this list, one row a patch
-    python -m app --no-patches     # serve with none of them: Panel and Bokeh as released
+    python -m lineare.app --patches        # this list, one row a patch
+    python -m lineare.app --no-patches     # serve with none of them: Panel and Bokeh as released
 
 Each `Patch` names what it replaces (`targets`: dotted paths, each with the kind of object it must be), the
 versions it was tested on, its guard, the test that checks it, and what Bokeh 3.10 means for it. The code of
@@ -288,7 +288,7 @@ def install(names=None, skip=()):
             owner, name = _owner_and_name(path)
             before[path] = vars(owner).get(name, MISSING) if isinstance(owner, type) else getattr(owner, name)
         try:
-            installed_now = getattr(importlib.import_module(f"app.server.{patch.concern}"), patch.install)()
+            installed_now = getattr(importlib.import_module(f"lineare.app.server.{patch.concern}"), patch.install)()
         except Exception as error:                 # a target that looked right and was not: serve without it
             _put_back(before)
             log.warning("Lineare: patch %s left out: %s: %s", patch.name, type(error).__name__, error)
@@ -339,12 +339,13 @@ def installed(names=None):
 
 
 def rows():
-    """One row a patch, for `python -m app --patches`: its name, what it replaces, the versions checked, its guard
-    (and whether it passes here), its test, and Bokeh 3.10."""
+    """One row a patch, for `python -m lineare.app --patches`: its name, what it replaces, the versions checked, its
+    guard (and whether it passes here), its test, and Bokeh 3.10."""
     found = versions()
     here = ", ".join(f"{library} {found[library]}" for library in LIBRARIES)
     checked = " or ".join(" ".join(f"{library} {v}" for library, v in zip(LIBRARIES, one)) for one in sorted(TESTED))
-    lines = [f"Replacements of library internals that python -m app installs (none with --no-patches), one row each. "
+    lines = [f"Replacements of library internals that python -m lineare.app installs (none with --no-patches), "
+             f"one row each. "
              f"Versions checked: {checked}; here: {here}{'' if tested(found) else ' (not tested: none installed)'}.",
              " | ".join(("patch", "replaces (app/server/module: installer)", "versions checked", "guard (here)",
                          "test", "Bokeh 3.10"))]

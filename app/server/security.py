@@ -1,4 +1,4 @@
-"""What `python -m app` adds to the Bokeh server before Panel starts it, for a demo on the internet.
+"""What `python -m lineare.app` adds to the Bokeh server before Panel starts it, for a demo on the internet.
 
 - Signed session ids: `secret_key()` gives the key (from a file shared by every server process, else
   BOKEH_SECRET_KEY, else a new random one) and app/serve.py passes `--session-ids signed`, so a
@@ -18,7 +18,7 @@
   messages would change the page every later visitor gets. The kept session is made first, and the
   visitor gets a new session like everyone after.
 - Every answer carries the hosted mode's security headers (security-headers.conf beside this module: the
-  Content-Security-Policy and the others), on `python -m app` too.
+  Content-Security-Policy and the others), on `python -m lineare.app` too.
 
 `install()` patches Bokeh's handlers, Tornado's default headers and the logging record factory; plain
 `panel serve` runs without.

@@ -25,7 +25,7 @@ allowed change that fails (a value out of a widget's bounds), or whose session c
 fraction in an integer box), counts the same way. A page's pulls of its whole document are limited too
 (app/server/limits.py).
 
-A connection whose page changes nothing for IDLE_S (10 minutes; `python -m app --idle-minutes`) is closed: only
+A connection whose page changes nothing for IDLE_S (10 minutes; `python -m lineare.app --idle-minutes`) is closed: only
 an accepted change counts (not a pong, a pull, a refused message), and an open page sends one, its sign of life,
 once a minute while it is visible (app/components/presence.py, BEAT_MS), so a class listening to its teacher
 keeps its pages and a tab left in the background or a script holding a place is let go. Since a script can send
@@ -43,7 +43,7 @@ import time
 from tornado.ioloop import PeriodicCallback
 from tornado.websocket import WebSocketClosedError
 
-from app.server import limits
+from lineare.app.server import limits
 
 log = logging.getLogger("lineare.websocket")
 REFUSALS_BEFORE_CLOSE = 3

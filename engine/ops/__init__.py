@@ -10,9 +10,9 @@ import math
 import torch
 from einops import rearrange
 
-from engine.ops import chunked as _chunked, parallel as _parallel
-from engine.ops.recurrent import recurrent as _recurrent
-from engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
+from lineare.engine.ops import chunked as _chunked, parallel as _parallel
+from lineare.engine.ops.recurrent import recurrent as _recurrent
+from lineare.engine.ops.states import KVCache, LinearState, MLSTMState, state_bytes
 
 VARIANTS = ("linear", "retnet", "mamba2", "gla", "deltanet", "gated_deltanet",
             "rwkv6", "rwkv7", "mlstm", "softmax")

@@ -1,6 +1,6 @@
 """An optional GPU backend: fla-core's Triton kernels behind the engine's contract.
 
-    from engine.ops import fla_triton
+    from lineare.engine.ops import fla_triton
     if fla_triton.available(q.device):
         o, S = fla_triton.forward("gla", q, k, v, g=g, initial_state=S0)        # CUDA tensors
         o, states = fla_triton.snapshots("gla", q, k, v, every=256, g=g)        # a state every 256 tokens
@@ -16,7 +16,7 @@ import importlib.util
 
 import torch
 
-from engine.ops import check_inputs, check_scale, check_state
+from lineare.engine.ops import check_inputs, check_scale, check_state
 
 # variant → (fla function, how our gates become its keywords)
 KERNELS = {

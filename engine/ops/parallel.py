@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from engine.ops.chunked import decayed_scores, dplr_chunked, mlstm_chunked
+from lineare.engine.ops.chunked import decayed_scores, dplr_chunked, mlstm_chunked
 
 
 def decay_mask(g, T=None):

@@ -9,7 +9,7 @@ Each `step_<variant>` takes the state before the token and that token's tensors
 import torch
 import torch.nn.functional as F
 
-from engine.ops.states import KVCache, LinearState, MLSTMState
+from lineare.engine.ops.states import KVCache, LinearState, MLSTMState
 
 
 def outer(v, k):

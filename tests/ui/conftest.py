@@ -1,4 +1,4 @@
-"""A real `python -m app` server and a real Chromium for the UI tests.
+"""A real `python -m lineare.app` server and a real Chromium for the UI tests.
 
 The browser is Debian's /usr/bin/chromium when present, else Playwright's own build. With neither,
 the tests are skipped on a developer's machine but fail when the CI environment variable is set; so are the
@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from app.devtools import browser, is_local, running_server
+from lineare.app.devtools import browser, is_local, running_server
 
 DEEP_TEXT = """() => {
   const out = [];

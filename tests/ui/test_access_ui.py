@@ -14,10 +14,10 @@ import re
 import numpy as np
 import pytest
 
-from app.components.plots import nice_limit
-from app.dashboards import DASHBOARDS
-from app.dashboards.state_fills_up.model import StateStore, head_frame
-from app.lessons import LESSONS
+from lineare.app.components.plots import nice_limit
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.dashboards.state_fills_up.model import StateStore, head_frame
+from lineare.app.lessons import LESSONS
 from axe_core import violations
 from first_screen import scroll_to_every_section
 from layout import layout, problems, table_problems

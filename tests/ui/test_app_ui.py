@@ -5,8 +5,8 @@ from urllib.parse import quote
 
 from babel.messages import pofile
 
-from app import i18n
-from app.dashboards import DASHBOARDS
+from lineare.app import i18n
+from lineare.app.dashboards import DASHBOARDS
 
 STATE = "/state"
 

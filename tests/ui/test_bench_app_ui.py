@@ -1,10 +1,10 @@
-"""`python -m bench.app`'s browser part, 3 repetitions of two presses, on the UI tests' server and Chromium.
+"""`python -m lineare.bench.app`'s browser part, 3 repetitions of two presses, on the UI tests' server and Chromium.
 
 Checks that the detector sees a real change and counts the traffic, not how fast: timings are never asserted.
 """
 import math
 
-from bench import app as bench_app
+from lineare.bench import app as bench_app
 
 
 def knob(name):

@@ -22,8 +22,8 @@ from bokeh.models import GlyphRenderer
 from PIL import Image, ImageChops
 from playwright.sync_api import expect
 
-from app.i18n import language
-from app.lessons import LESSONS, SKETCH, parts
+from lineare.app.i18n import language
+from lineare.app.lessons import LESSONS, SKETCH, parts
 
 from first_screen import PROJECTOR, inside
 

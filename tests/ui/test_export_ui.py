@@ -9,7 +9,7 @@ import numpy as np
 from PIL import Image
 from playwright.sync_api import expect
 
-from app.export import make_file, open_page
+from lineare.app.export import make_file, open_page
 
 SMALL = (480, 270)
 

@@ -14,10 +14,10 @@ import psutil
 import pytest
 from test_host import require_nginx
 
-from app.dashboards import DASHBOARDS
-from app.devtools import is_local
-from bench.load import Viewer
-from deploy import host
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.devtools import is_local
+from lineare.bench.load import Viewer
+from lineare.deploy import host
 
 ROOT = Path(__file__).resolve().parents[2]
 CAP = 3
@@ -155,7 +155,7 @@ def test_a_full_demo_shows_the_busy_page_in_both_languages_then_lets_in(chromium
 
 
 def run_load(hosted, *options):
-    run = subprocess.run([sys.executable, "-m", "bench.load", *options, "--url", hosted.url,
+    run = subprocess.run([sys.executable, "-m", "lineare.bench.load", *options, "--url", hosted.url,
                           "--run-dir", str(hosted.run_dir), "--json"],
                          cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -7,7 +7,7 @@ import re
 from PIL import Image
 from test_access_ui import serious
 
-from app.devtools import is_local
+from lineare.app.devtools import is_local
 
 LESSON = "/softmax?lesson=softmax&card=1&present=1&lang=it"
 
@@ -146,8 +146,8 @@ def test_the_join_page_alone_asks_for_the_code(chromium, server):
 def test_a_phone_sketches_the_curve_it_expects(chromium, server):
     """A draw-your-guess card on a phone: empty axes of the projector's picture, a stroke of a finger, sent once;
     the room keeps it (the card is put in the room here, as the projector's page does for such a card)."""
-    from app.classroom.live import default_rooms
-    from app.classroom.store import open_rooms
+    from lineare.app.classroom.live import default_rooms
+    from lineare.app.classroom.store import open_rooms
 
     rooms = open_rooms(default_rooms(int(server.rsplit(":", 1)[1])))
     code, secret = rooms.open()

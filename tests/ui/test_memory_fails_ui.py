@@ -31,7 +31,7 @@ def taken_apart(page):
 
 
 def test_click_a_failed_query_and_reopen_the_link(open_page):
-    from app.dashboards.memory_fails.model import recall
+    from lineare.app.dashboards.memory_fails.model import recall
     right = recall("sum", 16, "random", 24, 0, 0).right          # what the page will compute
     start, query = int(right.argmax()) + 1, int((~right).argmax()) + 1
     visit = open_page()

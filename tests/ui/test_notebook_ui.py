@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.devtools import ROOT, is_local
+from lineare.app.devtools import ROOT, is_local
 
 NO_NETWORK = Path(__file__).resolve().parents[1] / "no_network"      # its sitecustomize.py: loopback only
 

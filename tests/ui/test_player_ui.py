@@ -2,7 +2,7 @@
 import hashlib
 import re
 
-from app.devtools import SocketTraffic, wait_until_quiet
+from lineare.app.devtools import SocketTraffic, wait_until_quiet
 
 STATE = "/state?lang=en&variant=deltanet&preset=phonebook"
 

@@ -22,9 +22,9 @@ def rows_of(page, layer):
 
 
 def test_click_a_wrong_trained_answer_and_move_alpha(open_page):
-    from app.dashboards.memory_fails.model import accuracy_map, query_forensics, trained_example
-    from app.dashboards.memory_fails.details import percent
-    from app.i18n import format_number
+    from lineare.app.dashboards.memory_fails.model import accuracy_map, query_forensics, trained_example
+    from lineare.app.dashboards.memory_fails.details import percent
+    from lineare.app.i18n import format_number
 
     task = "64-16"
     example = trained_example(task, 0)

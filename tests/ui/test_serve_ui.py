@@ -1,8 +1,8 @@
-"""The README's plain Panel command serves every page, the same pages as `python -m app`."""
+"""The README's plain Panel command serves every page, the same pages as `python -m lineare.app`."""
 import pytest
 
-from app.dashboards import DASHBOARDS
-from app.devtools import running_server
+from lineare.app.dashboards import DASHBOARDS
+from lineare.app.devtools import running_server
 
 PANEL_SERVE = ("panel serve app/pages/*.py --index home --port {port} --address 127.0.0.1 "
                "--allow-websocket-origin 127.0.0.1:{port}")

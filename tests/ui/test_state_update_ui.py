@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from first_screen import scroll_to_every_section
 
-from app.components.plots import nice_limit
-from app.dashboards.state_fills_up.model import StateStore, head_frame
+from lineare.app.components.plots import nice_limit
+from lineare.app.dashboards.state_fills_up.model import StateStore, head_frame
 
 WRITE_JS = """() => {
   const m = [...Bokeh.documents[0].all_models].find(x => (x.tags || [])[0] === "lineare-outer")

@@ -1,7 +1,7 @@
 """Take away the softmax in a real browser against a real server (fixtures in conftest.py): both languages
 and levels, the switch to φ, the player stepping and playing the collapse in the browser, the length
 slider's counts, the URL, and the point on the first screen of a projector."""
-from app.devtools import SocketTraffic, wait_until_quiet
+from lineare.app.devtools import SocketTraffic, wait_until_quiet
 from first_screen import WIDE, check_first_screen
 
 PAGE = "/softmax"

@@ -3,10 +3,10 @@ picture and as tables.
 """
 import numpy as np
 
-from app.export.pages import PageExport
-from app.export.scene import Curves, Scene, Series, Table
-from app.i18n import N_, _
-from app.variants import REGISTRY
+from lineare.app.export.pages import PageExport
+from lineare.app.export.scene import Curves, Scene, Series, Table
+from lineare.app.i18n import N_, _
+from lineare.app.variants import REGISTRY
 
 
 class ArchitecturesPage(PageExport):
@@ -14,11 +14,11 @@ class ArchitecturesPage(PageExport):
     TABLES = {"forgetting": N_("What is left of a pair"), "eigenvalues": N_("What each direction keeps per token")}
 
     def _models(self):
-        from app.dashboards.architectures import model
+        from lineare.app.dashboards.architectures import model
         return model, [v for v in model.ARCHITECTURES if REGISTRY[v].fixed_state]
 
     def scene(self, t):
-        from app.dashboards.architectures.pictures import COLOURS
+        from lineare.app.dashboards.architectures.pictures import COLOURS
 
         model, variants = self._models()
         chosen = self.store.arch

@@ -3,8 +3,8 @@ transition does to the label it writes, and two models with one transition. Answ
 page's numbers (model.forgetting_curve and model.eigenvalues, from the engine's own steps)."""
 import numpy as np
 
-from app.cards import Card, Guess, decimal, percent
-from app.i18n import N_, _
+from lineare.app.cards import Card, Guess, decimal, percent
+from lineare.app.i18n import N_, _
 
 NAMES = {"retnet": "RetNet", "mamba2": "Mamba-2", "gla": "GLA", "deltanet": "DeltaNet"}   # the registry's labels
 FASTEST = ("retnet", "mamba2", "deltanet")
@@ -16,12 +16,12 @@ TINY = 1e-6
 
 
 def card_alpha(variant):
-    from app.dashboards.architectures.model import card_alpha
+    from lineare.app.dashboards.architectures.model import card_alpha
     return card_alpha(variant)
 
 
 def _curve(variant):
-    from app.dashboards.architectures.model import forgetting_curve
+    from lineare.app.dashboards.architectures.model import forgetting_curve
     return forgetting_curve(variant)
 
 
@@ -41,7 +41,7 @@ def _fastest_text(_store):
 
 
 def _dimension():
-    from app.dashboards.architectures.model import D
+    from lineare.app.dashboards.architectures.model import D
     return D
 
 
@@ -60,7 +60,7 @@ def _deltanet_text(_store):
 
 
 def _eigen(_store):
-    from app.dashboards.architectures.model import eigenvalues
+    from lineare.app.dashboards.architectures.model import eigenvalues
     return eigenvalues("deltanet")
 
 

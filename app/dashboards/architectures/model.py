@@ -23,13 +23,13 @@ import param
 import torch
 import torch.nn.functional as F
 
-from app.mechanism import D_K
-from app.shared import shared_cache
-from app.variants import ORDER, REGISTRY
-from engine.gates import make_gates, retnet_log_decay
-from engine.ops.recurrent import gates_at
-from engine.ops.states import MLSTMState
-from engine.stepping import step
+from lineare.app.mechanism import D_K
+from lineare.app.shared import shared_cache
+from lineare.app.variants import ORDER, REGISTRY
+from lineare.engine.gates import make_gates, retnet_log_decay
+from lineare.engine.ops.recurrent import gates_at
+from lineare.engine.ops.states import MLSTMState
+from lineare.engine.stepping import step
 
 D = D_K                                 # d_k = d_v, as on "The state fills up"
 ARCHITECTURES = ORDER                   # accumulate, fade the past, correct what is written

@@ -3,12 +3,12 @@ the forgetting curves of every model on one plot, and the eigenvalues of each mo
 import numpy as np
 from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Label, Legend, LegendItem, Range1d, Span
 
-from app.components.curves import CurvesPicture
-from app.components.plots import LABEL_SIZE, all_labels, new_figure, style_figure
-from app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
+from lineare.app.components.curves import CurvesPicture
+from lineare.app.components.plots import LABEL_SIZE, all_labels, new_figure, style_figure
+from lineare.app.dashboards.architectures.model import (ARCHITECTURES, TOKENS, WIDE, WIDE_BETA, eigenvalues,
                                                 forgetting_curve)
-from app.i18n import _, format_number
-from app.variants import REGISTRY, label
+from lineare.app.i18n import _, format_number
+from lineare.app.variants import REGISTRY, label
 
 SMALL_SIZE = "12pt"       # 16 px: the legends' names and the words on the axis, read from the back of a room
 

@@ -7,16 +7,16 @@ from urllib.parse import urlencode
 
 import panel as pn
 
-from app.components.later import Later, SectionPart
-from app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
-from app.components.text import TEXT_CSS, Explanation, inline_html, point_box
-from app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
+from lineare.app.components.later import Later, SectionPart
+from lineare.app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
+from lineare.app.components.text import TEXT_CSS, Explanation, inline_html, point_box
+from lineare.app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
                                                 knob_setting)
-from app.dashboards.architectures.pictures import EigenPicture, ForgettingPicture
-from app.dashboards.base import DashboardView, heading, title
-from app.i18n import N_, _, current_language, format_number
-from app.urlstate import serialize
-from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label, running_name
+from lineare.app.dashboards.architectures.pictures import EigenPicture, ForgettingPicture
+from lineare.app.dashboards.base import DashboardView, heading, title
+from lineare.app.i18n import N_, _, current_language, format_number
+from lineare.app.urlstate import serialize
+from lineare.app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, FAMILIES, GATE_NAMES, REGISTRY, label, running_name
 
 # the cards' height by column width in each language (the two levels between them; Italian's words are longer: one
 # height for both left a phone's page 350 px short in Italian), held by their marker until they are made

@@ -6,14 +6,14 @@ import html
 import numpy as np
 import panel as pn
 
-from app.components.plots import number_format
-from app.components.text import SCROLL_BOX_CSS, Explanation, scroll_box
-from app.dashboards.base import heading
-from app.dashboards.memory_fails.forensics import FADED, SIMILAR
-from app.dashboards.memory_fails.model import KEY_NAMES, RULE_NAMES
-from app.dashboards.memory_fails.pictures import AccuracyMap, WritesPicture
-from app.i18n import _, current_language, format_number
-from app.variants import REGISTRY
+from lineare.app.components.plots import number_format
+from lineare.app.components.text import SCROLL_BOX_CSS, Explanation, scroll_box
+from lineare.app.dashboards.base import heading
+from lineare.app.dashboards.memory_fails.forensics import FADED, SIMILAR
+from lineare.app.dashboards.memory_fails.model import KEY_NAMES, RULE_NAMES
+from lineare.app.dashboards.memory_fails.pictures import AccuracyMap, WritesPicture
+from lineare.app.i18n import _, current_language, format_number
+from lineare.app.variants import REGISTRY
 
 TABLE_CSS = """
 :host { font-size: 16px; color: #1f2933; }

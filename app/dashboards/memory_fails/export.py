@@ -3,10 +3,10 @@ the curve, the queries, the trained models and the accuracy map as tables.
 """
 import numpy as np
 
-from app.components.curves import BLUE, VERMILLION
-from app.export.pages import PageExport
-from app.export.scene import Curves, Scene, Series, Table
-from app.i18n import N_, _, format_number
+from lineare.app.components.curves import BLUE, VERMILLION
+from lineare.app.export.pages import PageExport
+from lineare.app.export.scene import Curves, Scene, Series, Table
+from lineare.app.i18n import N_, _, format_number
 
 
 class MemoryFailsPage(PageExport):
@@ -17,8 +17,8 @@ class MemoryFailsPage(PageExport):
               "forensics": N_("One trained answer taken apart"), "map": N_("Answers right, for every d_k")}
 
     def scene(self, t):
-        from app.components.curves import ORANGE
-        from app.dashboards.memory_fails.model import RULE_NAMES
+        from lineare.app.components.curves import ORANGE
+        from lineare.app.dashboards.memory_fails.model import RULE_NAMES
 
         store, curve = self.store, self.store.curve
         N, top = curve["pairs"], float(curve["pairs"].max())
@@ -54,7 +54,7 @@ class MemoryFailsPage(PageExport):
                          pairs=self.store.pairs)])
 
     def table_query_parts(self):
-        from app.dashboards.memory_fails.model import decomposition
+        from lineare.app.dashboards.memory_fails.model import decomposition
 
         run, q = self.store.run, self.store.query - 1
         weights, _contributions = decomposition(run, q)
@@ -74,7 +74,7 @@ class MemoryFailsPage(PageExport):
                          e=self.store.example_number, task=self.store.task)])
 
     def table_held_out(self):
-        from app.dashboards.memory_fails.model import ACCURACY_EXAMPLES
+        from lineare.app.dashboards.memory_fails.model import ACCURACY_EXAMPLES
 
         accuracy = self.store.accuracy
         return Table("held_out", _(self.TABLES["held_out"]), ["model", "share_right"],
@@ -83,7 +83,7 @@ class MemoryFailsPage(PageExport):
                               "counted).").format(n=ACCURACY_EXAMPLES)])
 
     def table_forensics(self):
-        from app.dashboards.memory_fails.model import query_forensics
+        from lineare.app.dashboards.memory_fails.model import query_forensics
 
         store = self.store              # the page's answer (cached: computed once for the page and the file)
         found = query_forensics(store.probe, store.task, store.example, store.probe_query)
@@ -106,7 +106,7 @@ class MemoryFailsPage(PageExport):
                                     "cosine of the write's key and the query.")])
 
     def table_map(self):
-        from app.dashboards.memory_fails.model import accuracy_map
+        from lineare.app.dashboards.memory_fails.model import accuracy_map
 
         store = self.store              # the page's map (cached: computed once for the page and the file)
         found = accuracy_map(*(getattr(store, name) for name in store.MAP_SETTINGS))

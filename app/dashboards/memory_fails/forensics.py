@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.stepping import transition
-from engine.tasks import IGNORE
+from lineare.engine.stepping import transition
+from lineare.engine.tasks import IGNORE
 
 FADED = 0.25          # the right pair "faded" when the transitions let through less than this share of q
 SIMILAR = 0.5         # keys with a cosine of at least this to the query count as similar

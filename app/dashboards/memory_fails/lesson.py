@@ -3,8 +3,8 @@ perpendicular ones do not, and a changed number muddles the sum rule but not the
 are read off the page's store (model.MemoryStore: its capacity curve and its query-by-query run)."""
 import numpy as np
 
-from app.cards import Card, Guess, decimal, nearest, percent
-from app.i18n import N_, _
+from lineare.app.cards import Card, Guess, decimal, nearest, percent
+from lineare.app.i18n import N_, _
 
 SETTINGS = {"rule": "sum", "dk": "16", "keys": "random", "rewrites": "0", "pairs": "24", "query": "1", "seed": "0"}
 PERPENDICULAR = {**SETTINGS, "keys": "orthogonal", "pairs": "16"}

@@ -13,14 +13,14 @@ import numpy as np
 import param
 import torch
 
-from app.checkpoints import load_model, one_thread, step_through
-from app.shared import shared_cache
-from app.dashboards.memory_fails.forensics import take_apart
-from app.i18n import N_
-from app.work import Latest, Shared, Worker, current_document, on_next_tick
-from engine import tasks
-from engine.capacity import bound, measure, rounding_tie, wins, write_and_read
-from engine.ops import VARIANTS
+from lineare.app.checkpoints import load_model, one_thread, step_through
+from lineare.app.shared import shared_cache
+from lineare.app.dashboards.memory_fails.forensics import take_apart
+from lineare.app.i18n import N_
+from lineare.app.work import Latest, Shared, Worker, current_document, on_next_tick
+from lineare.engine import tasks
+from lineare.engine.capacity import bound, measure, rounding_tie, wins, write_and_read
+from lineare.engine.ops import VARIANTS
 
 RULES = ("sum", "delta", "gated-delta")
 RULE_NAMES = {"sum": N_("Sum rule (linear attention)"), "delta": N_("Delta rule (DeltaNet)"),

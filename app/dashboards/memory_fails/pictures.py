@@ -7,11 +7,12 @@ from bokeh.core.property.descriptors import UnsetValueError
 from bokeh.models import (ColumnDataSource, FactorRange, FixedTicker, HoverTool, LinearColorMapper, Range1d, Span,
                           TapTool)
 
-from app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
-from app.components.plots import CELL_SIZE, LABEL_SIZE, PALETTE, colour_bar, new_figure, readable_ink, style_figure
-from app.i18n import _, format_number
-from app.variants import REGISTRY
-from engine.ops import VARIANTS
+from lineare.app.components.curves import BLUE, GREY, ORANGE, VERMILLION, CurvesPicture
+from lineare.app.components.plots import (CELL_SIZE, LABEL_SIZE, PALETTE, colour_bar, new_figure, readable_ink,
+                                          style_figure)
+from lineare.app.i18n import _, format_number
+from lineare.app.variants import REGISTRY
+from lineare.engine.ops import VARIANTS
 
 RIGHT, WRONG, NEUTRAL = BLUE, VERMILLION, "#6f8198"      # Okabe–Ito blue / vermillion, and a quiet grey (3:1)
 WRONG_INK = "#b83d00"              # vermillion darkened for a ✗ written on white, and under a white ✓/✗ (4.5:1)

@@ -4,20 +4,20 @@ import html
 import numpy as np
 import panel as pn
 
-from app.components.controls import example_input
-from app.components.later import Later, SectionPart, in_section
-from app.components.plots import RowsPicture
-from app.components.text import Explanation, point_box
-from app.dashboards.base import DashboardView, heading, title
-from app.dashboards.memory_fails.details import ForensicsSection, MapSection
-from app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_CHOICES, RULES, TASKS,
+from lineare.app.components.controls import example_input
+from lineare.app.components.later import Later, SectionPart, in_section
+from lineare.app.components.plots import RowsPicture
+from lineare.app.components.text import Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, heading, title
+from lineare.app.dashboards.memory_fails.details import ForensicsSection, MapSection
+from lineare.app.dashboards.memory_fails.model import (ACCURACY_EXAMPLES, D_KS, KEY_NAMES, RULE_CHOICES, RULES, TASKS,
                                                MemoryStore, decomposition, intruders, max_pairs, tied_with)
-from app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
-from app.i18n import _, current_language, format_number
-from app.urlstate import read_query
-from app.variants import REGISTRY
-from engine import tasks
-from engine.ops import VARIANTS
+from lineare.app.dashboards.memory_fails.pictures import CapacityCharts, QueriesPicture, TrainedPicture, WeightsPicture
+from lineare.app.i18n import _, current_language, format_number
+from lineare.app.urlstate import read_query
+from lineare.app.variants import REGISTRY
+from lineare.engine import tasks
+from lineare.engine.ops import VARIANTS
 
 # the heights of the sections below the first screen by the column's width (a phone's 372 px, a tablet's 750, a
 # projector's 996 with the sidebar open), held by their markers until they are made

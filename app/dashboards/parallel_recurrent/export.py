@@ -3,10 +3,10 @@ picture; outputs, errors, the decay mask and the measured cost as tables.
 """
 import numpy as np
 
-from app.export.pages import PageExport, long_rows
-from app.export.scene import Heat, Scene, Table
-from app.i18n import N_, _
-from app.variants import REGISTRY
+from lineare.app.export.pages import PageExport, long_rows
+from lineare.app.export.scene import Heat, Scene, Table
+from lineare.app.i18n import N_, _
+from lineare.app.variants import REGISTRY
 
 
 class ParallelRecurrentPage(PageExport):

@@ -2,8 +2,8 @@
 one way to another, every column may fade at its own speed, and what is left between them is rounding.
 Answers are read off the page's store (model.FormsStore: its Comparison; not the measured cost, which
 comes later and only on request)."""
-from app.cards import Card, plain
-from app.i18n import N_, _, ngettext
+from lineare.app.cards import Card, plain
+from lineare.app.i18n import N_, _, ngettext
 
 FORMS = {"variant": "retnet", "T": "64", "chunk": "16", "seed": "0", "t": "0"}
 SAME = (N_("Yes, the same up to rounding"), N_("No, a little different"), N_("No, quite different"))
@@ -14,7 +14,7 @@ ROUNDING = 1e-5            # the engine's tests hold the float32 forms to this r
 
 def _worst(store, dtype="float32"):
     """The largest relative difference between two of the three forms."""
-    from app.dashboards.parallel_recurrent.model import PAIRS
+    from lineare.app.dashboards.parallel_recurrent.model import PAIRS
     return max(store.comparison.errors[dtype, pair][1] for pair in PAIRS)
 
 
@@ -30,8 +30,8 @@ def _all_answered(store):
 
 
 def _same_text(store):
-    from app.dashboards.parallel_recurrent.pictures import scientific
-    from app.variants import running_name
+    from lineare.app.dashboards.parallel_recurrent.pictures import scientific
+    from lineare.app.variants import running_name
     return _("Where all three have answered, the strips look alike, because they are: for {model} the largest "
              "difference between two ways is {error} of the size of the answers, a speck of rounding.").format(
         model=running_name(store.variant), error=scientific(_worst(store)))
@@ -39,20 +39,20 @@ def _same_text(store):
 
 def _worst_said(store, dtype="float32"):
     """The largest difference between two ways, as the page writes it."""
-    from app.dashboards.parallel_recurrent.pictures import scientific
+    from lineare.app.dashboards.parallel_recurrent.pictures import scientific
     return [scientific(_worst(store, dtype))]
 
 
 def _same_said(store):
     """The largest difference, and the page's introduction, whose heading says the three ways answer the same."""
-    from app.dashboards.parallel_recurrent.view import INTRO_PLAIN
+    from lineare.app.dashboards.parallel_recurrent.view import INTRO_PLAIN
     return [*_worst_said(store), plain(_(INTRO_PLAIN))]
 
 
 def _chunked_title(store):
     """The chunked strip's title at the first step (how many words it has answered)."""
-    from app.dashboards.parallel_recurrent.model import answered
-    from app.dashboards.parallel_recurrent.view import FormsView
+    from lineare.app.dashboards.parallel_recurrent.model import answered
+    from lineare.app.dashboards.parallel_recurrent.view import FormsView
     T, C = store.comparison.length, store.comparison.chunk_size
     return [FormsView._strip_title("chunked", T, C, int(answered("chunked", T, C)[0]))]
 
@@ -64,7 +64,7 @@ COMPARED = ("point", "intro", "outputs_text", "differences", "differences.table"
 
 
 def _steps_of(store, form):
-    from app.dashboards.parallel_recurrent.model import steps_needed
+    from lineare.app.dashboards.parallel_recurrent.model import steps_needed
     return steps_needed(form, store.comparison.length, store.comparison.chunk_size)
 
 
@@ -89,7 +89,7 @@ def _shrink(store):
 
 
 def _shrink_text(store):
-    from app.dashboards.parallel_recurrent.pictures import scientific
+    from lineare.app.dashboards.parallel_recurrent.pictures import scientific
     return _("With float32 the largest difference is {f32}; with float64 it is {f64}. The differences are "
              "rounding, not a difference between the ways: the table under the strips shows both.").format(
         f32=scientific(_worst(store)), f64=scientific(_worst(store, "float64")))

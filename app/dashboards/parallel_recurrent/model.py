@@ -12,12 +12,12 @@ import param
 import torch
 import torch.nn.functional as F
 
-from app.mechanism import D_K
-from app.variants import REGISTRY
-from app.work import Latest, Worker
-from engine.gates import make_gates
-from engine.ops import FORMS, forward
-from engine.ops.parallel import decay_mask
+from lineare.app.mechanism import D_K
+from lineare.app.variants import REGISTRY
+from lineare.app.work import Latest, Worker
+from lineare.engine.gates import make_gates
+from lineare.engine.ops import FORMS, forward
+from lineare.engine.ops.parallel import decay_mask
 
 # softmax has no fixed-size state to pass from chunk to chunk: it belongs to the "Two bills" page
 FIXED_STATE = tuple(name for name, record in REGISTRY.items() if record.fixed_state)

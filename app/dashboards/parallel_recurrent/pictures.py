@@ -9,11 +9,11 @@ from bokeh.models import (ColumnDataSource, CustomJSTickFormatter, HoverTool, Le
                           Range1d)
 from bokeh.palettes import Viridis256
 
-from app.components.browser import callback
-from app.components.plots import EMPTY, LABEL_SIZE, colour_bar, new_figure, style_figure
-from app.components.text import SCROLL_BOX_CSS, scroll_box
-from app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
-from app.i18n import N_, _, format_number
+from lineare.app.components.browser import callback
+from lineare.app.components.plots import EMPTY, LABEL_SIZE, colour_bar, new_figure, style_figure
+from lineare.app.components.text import SCROLL_BOX_CSS, scroll_box
+from lineare.app.dashboards.parallel_recurrent.model import COST_LENGTHS, DTYPES, FORMS, PAIRS, counted_work
+from lineare.app.i18n import N_, _, format_number
 
 FORM_COLORS = {"recurrent": "#D55E00", "parallel": "#0072B2", "chunked": "#009E73"}   # Okabe–Ito
 FORM_MARKERS = {"recurrent": "circle", "parallel": "square", "chunked": "triangle"}

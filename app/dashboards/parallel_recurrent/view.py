@@ -6,20 +6,20 @@ import numpy as np
 import panel as pn
 from bokeh.models import ColorBar, CustomJSTickFormatter, FixedTicker, Title
 
-from app.components.browser import callback
-from app.components.controls import sidebar_label
-from app.components.later import Later, SectionPart, in_section
-from app.components.player import Player
-from app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
-from app.components.text import TEXT_CSS, Explanation, point_box
-from app.dashboards.base import DashboardView, heading, title
-from app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
+from lineare.app.components.browser import callback
+from lineare.app.components.controls import sidebar_label
+from lineare.app.components.later import Later, SectionPart, in_section
+from lineare.app.components.player import Player
+from lineare.app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
+from lineare.app.components.text import TEXT_CSS, Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, heading, title
+from lineare.app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
                                                      MAX_LENGTH, PAIRS, FormsStore, answered, opening_step,
                                                      steps_needed)
-from app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
+from lineare.app.dashboards.parallel_recurrent.pictures import (TABLE_CSS, CostPicture, CountPicture, MaskPicture,
                                                         comparison_table, scientific)
-from app.i18n import N_, _, browser_locale, format_number, ngettext
-from app.variants import REGISTRY
+from lineare.app.i18n import N_, _, browser_locale, format_number, ngettext
+from lineare.app.variants import REGISTRY
 
 # the page's introduction at level Elementare (a lesson card holds it back: its heading answers cards 1 and 3)
 INTRO_PLAIN = N_(

@@ -3,11 +3,11 @@ them, the token strip, the captions; the tokens and every picture as tables.
 """
 import numpy as np
 
-from app.components.plots import nice_limit
-from app.export.pages import PageExport, plain, strip_from_html
-from app.export.scene import Bars, Heat, Scene, Table
-from app.i18n import N_, _, format_number
-from app.variants import REGISTRY
+from lineare.app.components.plots import nice_limit
+from lineare.app.export.pages import PageExport, plain, strip_from_html
+from lineare.app.export.scene import Bars, Heat, Scene, Table
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.variants import REGISTRY
 
 
 class StatePage(PageExport):
@@ -47,7 +47,7 @@ class StatePage(PageExport):
         return [(None, result.records, store.limits, h) for h in range(store.heads)], result.variant
 
     def scene(self, t):
-        from app.dashboards.state_fills_up.model import head_frame
+        from lineare.app.dashboards.state_fills_up.model import head_frame
 
         store = self.store
         shown, variant = self._runs()
@@ -56,7 +56,7 @@ class StatePage(PageExport):
             frame = head_frame(variant, records, head, t)
             panels += _head_panels(frame, limits, head, name, full=(i == 0))
         strip, caption = None, []
-        from app.dashboards.state_fills_up import texts
+        from lineare.app.dashboards.state_fills_up import texts
         if store.mode == "trained":
             run = store.trained
             if run is None:
@@ -71,7 +71,7 @@ class StatePage(PageExport):
         return Scene(self.title(), panels, strip=strip, caption=caption, step=self.step(t), footer=self.footer())
 
     def table_pictures(self):
-        from app.dashboards.state_fills_up.model import head_frame
+        from lineare.app.dashboards.state_fills_up.model import head_frame
 
         shown, variant = self._runs()
         rows, ranges = [], {}
@@ -101,7 +101,7 @@ class StatePage(PageExport):
                               "the page's lines for that step.")])
 
     def captions(self, t):
-        from app.dashboards.state_fills_up import texts
+        from lineare.app.dashboards.state_fills_up import texts
 
         store = self.store
         if store.mode == "trained":

@@ -1,7 +1,7 @@
 """The lesson of "The state fills up": a column per name, a number that changes (added, then corrected),
 and more names than columns. Answers are read off the page's run (state_fills_up.model)."""
-from app.cards import Card, percent, plain
-from app.i18n import N_, _
+from lineare.app.cards import Card, percent, plain
+from lineare.app.i18n import N_, _
 
 
 def _asked(store, name):
@@ -29,7 +29,7 @@ def _changed_text(store):
         return _("A tie: Anna's column holds 21 and 99 added together, and the read-out matches each of them "
                  "at {percent}%, exactly as much. Adding cannot prefer the newer number, so there is no answer, "
                  "and a tie counts as wrong.").format(percent=percent(answer.similarity))
-    from app.variants import REGISTRY
+    from lineare.app.variants import REGISTRY
     if REGISTRY[store.result.variant].corrects:
         return _("It answers {answer} with a match of {percent}%: at Anna:99 the correction first took 21 out of "
                  "Anna's column.").format(answer=answer.value, percent=percent(answer.similarity))
@@ -54,19 +54,19 @@ def _crowded_text(store):
 def _said(name):
     """The page's line under the player when «name?» is asked: what the memory answers there."""
     def said(store):
-        from app.dashboards.state_fills_up.texts import step_caption
+        from lineare.app.dashboards.state_fills_up.texts import step_caption
         return [plain(step_caption(store.result, _asked(store, name)[0]))]
     return said
 
 
 def _last_said(store):
-    from app.dashboards.state_fills_up.texts import step_caption
+    from lineare.app.dashboards.state_fills_up.texts import step_caption
     return [plain(step_caption(store.result, store.length() - 1))]
 
 
 def _rule_said(store):
     """The model's rule above the strip, as the page writes it: for DeltaNet, that new information replaces the old."""
-    from app.variants import REGISTRY
+    from lineare.app.variants import REGISTRY
     record = REGISTRY[store.result.variant]
     return [plain(f"**{_(record.label)}.** " + _(record.rule)), *_said("Anna")(store)]
 

@@ -10,13 +10,13 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from app import mechanism
-from app.checkpoints import load_model, path_of, step_through
-from app.shared import shared_cache
-from app.variants import REGISTRY
-from app.work import Latest, Worker
-from engine.stepping import transition
-from engine.tasks import IGNORE, mqar
+from lineare.app import mechanism
+from lineare.app.checkpoints import load_model, path_of, step_through
+from lineare.app.shared import shared_cache
+from lineare.app.variants import REGISTRY
+from lineare.app.work import Latest, Worker
+from lineare.engine.stepping import transition
+from lineare.engine.tasks import IGNORE, mqar
 
 MODES = ("mechanism", "trained")
 LAYERS = ("both", "1", "2")           # trained mode: which layer to show (the checkpoints have two)

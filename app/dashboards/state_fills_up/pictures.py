@@ -7,14 +7,14 @@ player draws them frame by frame. Nothing here computes: the numbers come from t
 import numpy as np
 import panel as pn
 
-from app import mechanism
-from app.components.later import Later
-from app.components.player import FrameText
-from app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
-from app.components.text import FIT_CSS, Explanation
-from app.dashboards.state_fills_up.texts import ANSWER_CSS
-from app.i18n import N_, _, format_number
-from app.variants import REGISTRY
+from lineare.app import mechanism
+from lineare.app.components.later import Later
+from lineare.app.components.player import FrameText
+from lineare.app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
+from lineare.app.components.text import FIT_CSS, Explanation
+from lineare.app.dashboards.state_fills_up.texts import ANSWER_CSS
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.variants import REGISTRY
 
 # trained mode: the card texts that differ from mechanism mode's (the others say the same in both)
 TRAINED_PLAIN = {

@@ -7,11 +7,11 @@ token (`data-step`), and an answer shows once its token is reached.
 """
 import html
 
-from app import mechanism
-from app.checkpoints import path_of
-from app.dashboards.state_fills_up.model import TRAINED_LENGTH, token_label
-from app.i18n import N_, _, format_number
-from app.variants import REGISTRY, running_name
+from lineare.app import mechanism
+from lineare.app.checkpoints import path_of
+from lineare.app.dashboards.state_fills_up.model import TRAINED_LENGTH, token_label
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.variants import REGISTRY, running_name
 
 LONG_STRIP = 12
 STRIP_CSS = """

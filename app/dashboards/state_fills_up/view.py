@@ -9,28 +9,26 @@ import html
 
 import panel as pn
 
-from app import mechanism
-from app.components.code import CODE_CSS, source_html
-from app.components.controls import example_input, mechanism_knobs, sidebar_label, sidebar_note
-from app.components.later import SectionPart
-from app.components.player import FrameText, Player
-from app.components.text import TEXT_CSS, Explanation, point_box
-from app.dashboards.base import DashboardView, title
-from app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
-from app.dashboards.state_fills_up.pictures import HeadPanel
-from app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS, TRAINED_STRIP_FORMULA,
-                                                 TRAINED_STRIP_PLAIN,
-                                                 about_checkpoint, failure_message, memory_line,
-                                                 prediction_html, problem_messages, readout_html, step_caption,
-                                                 token_strip,
-                                                 trained_memory_line,
-                                                 trained_strip)
-from app.i18n import _, current_language
-from app.urlstate import read_query
-from app.variants import REGISTRY, label
-from engine.ops.recurrent import STEPS
+from lineare.app import mechanism
+from lineare.app.components.code import CODE_CSS, source_html
+from lineare.app.components.controls import example_input, mechanism_knobs, sidebar_label, sidebar_note
+from lineare.app.components.later import SectionPart
+from lineare.app.components.player import FrameText, Player
+from lineare.app.components.text import TEXT_CSS, Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, title
+from lineare.app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
+from lineare.app.dashboards.state_fills_up.pictures import HeadPanel
+from lineare.app.dashboards.state_fills_up.texts import (ANSWER_CSS, CAPTION_CSS, GAUGE_CSS, STRIP_CSS,
+                                                         TRAINED_STRIP_FORMULA, TRAINED_STRIP_PLAIN, about_checkpoint,
+                                                         failure_message, memory_line, prediction_html,
+                                                         problem_messages, readout_html, step_caption, token_strip,
+                                                         trained_memory_line, trained_strip)
+from lineare.app.i18n import _, current_language
+from lineare.app.urlstate import read_query
+from lineare.app.variants import REGISTRY, label
+from lineare.engine.ops.recurrent import STEPS
 
-NOTEBOOK_URL = "./notebooks/parallel_equals_recurrent.ipynb"       # served by python -m app (app/serve.py)
+NOTEBOOK_URL = "./notebooks/parallel_equals_recurrent.ipynb"       # served by python -m lineare.app (app/serve.py)
 
 
 def code_html(variant):

@@ -3,10 +3,10 @@ attention table with row t, the state S_t over z_t or the notebook of keys and v
 """
 import numpy as np
 
-from app.export.pages import PageExport, long_rows, plain
-from app.export.scene import Heat, Scene, Strip, Table
-from app.i18n import N_, _
-from app.components.plots import nice_limit
+from lineare.app.export.pages import PageExport, long_rows, plain
+from lineare.app.export.scene import Heat, Scene, Strip, Table
+from lineare.app.i18n import N_, _
+from lineare.app.components.plots import nice_limit
 
 
 class SoftmaxPage(PageExport):
@@ -17,11 +17,11 @@ class SoftmaxPage(PageExport):
     animated = True
 
     def _words(self):
-        from app.dashboards.take_away_softmax.view import sentence_words
+        from lineare.app.dashboards.take_away_softmax.view import sentence_words
         return sentence_words()
 
     def length(self):
-        from app.dashboards.take_away_softmax.model import WORDS
+        from lineare.app.dashboards.take_away_softmax.model import WORDS
         return WORDS
 
     def scene(self, t):
@@ -51,11 +51,11 @@ class SoftmaxPage(PageExport):
         return np.concatenate([run.k, run.v], axis=1)[:t + 1]                            # [t + 1, 2d]
 
     def captions(self, t):
-        from app.dashboards.take_away_softmax.texts import captions
+        from lineare.app.dashboards.take_away_softmax.texts import captions
         return plain(captions(self.store.run, self._words(), self.session.level == "superiore")[t])
 
     def explanation(self):
-        from app.dashboards.take_away_softmax.texts import POINT
+        from lineare.app.dashboards.take_away_softmax.texts import POINT
         return _(POINT[self.store.run.kind, self.session.level])
 
     def table_table(self):
@@ -77,7 +77,7 @@ class SoftmaxPage(PageExport):
                      notes=[_("After each word: {what}.").format(what=what)])
 
     def table_cost(self):
-        from app.dashboards.take_away_softmax.model import LENGTHS, multiply_adds
+        from lineare.app.dashboards.take_away_softmax.model import LENGTHS, multiply_adds
 
         d = self.store.dim
         rows = [[T, d, multiply_adds(T, d)["parallel"], multiply_adds(T, d)["recurrent"]] for T in LENGTHS]

@@ -3,8 +3,8 @@ summary once the softmax is gone, a summary that keeps its size, and the two ord
 on a short text. Answers are read off the page's store (model.SoftmaxStore: its run and its counts)."""
 import numpy as np
 
-from app.cards import Card, Guess, nearest, plain
-from app.i18n import N_, _, format_number
+from lineare.app.cards import Card, Guess, nearest, plain
+from lineare.app.i18n import N_, _, format_number
 
 SENTENCE = {"attention": "softmax", "t": "0"}
 LINEAR = {"attention": "linear", "t": "0"}
@@ -36,7 +36,7 @@ def _same(store):
 
 
 def _same_text(store):
-    from app.dashboards.take_away_softmax.texts import scientific
+    from lineare.app.dashboards.take_away_softmax.texts import scientific
     return _("The same at every word: the two answers never differ by more than {gap}, a rounding in the last "
              "digits. Without the softmax the same product can be computed in another order: first the "
              "summary, then the question.").format(gap=scientific(_gap(store)))
@@ -58,27 +58,27 @@ def _size_text(store):
 
 def _caption(store, t):
     """The line under the player at word t (the page's own, at level Elementare)."""
-    from app.dashboards.take_away_softmax.texts import captions
-    from app.dashboards.take_away_softmax.view import sentence_words
+    from lineare.app.dashboards.take_away_softmax.texts import captions
+    from lineare.app.dashboards.take_away_softmax.view import sentence_words
     return plain(captions(store.run, sentence_words(), superiore=False)[t])
 
 
 def _same_said(store):
     """What the page says once the second word is reached: its line, and the point that the answers agree."""
-    from app.dashboards.take_away_softmax.texts import POINT
+    from lineare.app.dashboards.take_away_softmax.texts import POINT
     return [_caption(store, 1), plain(_(POINT["linear", "elementare"]))]
 
 
 def _size_said(store):
     """The words under the summary's picture, the page's point, and the trade-off (a memory that never grows)."""
-    from app.dashboards.take_away_softmax.texts import MEMORY_HELP, POINT, TRADE_OFF
+    from lineare.app.dashboards.take_away_softmax.texts import MEMORY_HELP, POINT, TRADE_OFF
     return [plain(_(MEMORY_HELP["linear", "elementare"])), plain(_(POINT["linear", "elementare"])),
             plain(_(TRADE_OFF["elementare"]))]
 
 
 def _table_curve(store):
     """The table-first order's multiply-adds at each length of the cost picture."""
-    from app.dashboards.take_away_softmax.model import LENGTHS, cost_curves
+    from lineare.app.dashboards.take_away_softmax.model import LENGTHS, cost_curves
     return np.array(LENGTHS, dtype=float), np.asarray(cost_curves(store.dim)["parallel"], dtype=float)
 
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import param
 
-from app.i18n import N_
-from app.shared import shared_cache
+from lineare.app.i18n import N_
+from lineare.app.shared import shared_cache
 
 # eight words, so that the table (8 × 8) and the state (4 × 4) both fit on one screen with their numbers;
 # each translation keeps eight words (tests/test_take_away_softmax.py checks)

@@ -11,11 +11,11 @@ from bokeh.core.properties import value
 from bokeh.models import (CDSView, ColumnDataSource, CustomJSTickFormatter, FixedTicker, HoverTool, Legend,
                           LegendItem, Range1d, Span)
 
-from app.components.browser import callback
-from app.components.curves import BLUE, VERMILLION
-from app.components.plots import (CELL_SIZE, EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize,
+from lineare.app.components.browser import callback
+from lineare.app.components.curves import BLUE, VERMILLION
+from lineare.app.components.plots import (CELL_SIZE, EMPTY, LABEL_SIZE, PALETTE, all_labels, frame_filter, quantize,
                                   readable_ink, set_frame, new_figure, style_figure)
-from app.dashboards.take_away_softmax.model import DIMS, LENGTHS
+from lineare.app.dashboards.take_away_softmax.model import DIMS, LENGTHS
 
 INK, LIGHT_INK = "#102a43", "#ffffff"
 FRAME_LINE = "#946000"                  # the current row: a dark amber, seen at 3:1 on white and on the cells

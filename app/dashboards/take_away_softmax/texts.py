@@ -6,7 +6,7 @@ formulas, so that a run's eight captions cost no MathML conversion.
 import html
 import math
 
-from app.i18n import N_, _, format_number, ngettext
+from lineare.app.i18n import N_, _, format_number, ngettext
 
 STRIP_CSS = """
 :host { width: 100%; flex: 1 1 240px; min-width: 0; }   /* beside the switch, or under it on a phone */

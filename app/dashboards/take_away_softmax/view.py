@@ -7,15 +7,15 @@ The cost picture and its counts follow the length and d controls on the server (
 import numpy as np
 import panel as pn
 
-from app.components.controls import sidebar_label
-from app.components.player import FrameText, Player
-from app.components.text import Explanation, point_box
-from app.dashboards.base import DashboardView, title
-from app.dashboards.take_away_softmax.model import DIMS, SENTENCE, WORDS, SoftmaxStore, cost_curves
-from app.dashboards.take_away_softmax.pictures import CellsPicture, CostPicture
-from app.dashboards.take_away_softmax.texts import (CAPTION_CSS, COST_HELP, MEMORY_HELP, POINT, STRIP_CSS, TABLE_HELP,
-                                                    TRADE_OFF, captions, counts_text, token_strip)
-from app.i18n import _, format_number
+from lineare.app.components.controls import sidebar_label
+from lineare.app.components.player import FrameText, Player
+from lineare.app.components.text import Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, title
+from lineare.app.dashboards.take_away_softmax.model import DIMS, SENTENCE, WORDS, SoftmaxStore, cost_curves
+from lineare.app.dashboards.take_away_softmax.pictures import CellsPicture, CostPicture
+from lineare.app.dashboards.take_away_softmax.texts import (CAPTION_CSS, COST_HELP, MEMORY_HELP, POINT, STRIP_CSS,
+                                                            TABLE_HELP, TRADE_OFF, captions, counts_text, token_strip)
+from lineare.app.i18n import _, format_number
 
 VEIL = 0.22                 # opacity of the rows the recurrent form never needs
 

@@ -3,10 +3,10 @@ matches, as one picture; recall, memory and transition as tables.
 """
 import numpy as np
 
-from app.export.pages import PageExport, long_rows, plain
-from app.export.scene import Heat, Scene, Table
-from app.i18n import N_, _, format_number
-from app.variants import REGISTRY
+from lineare.app.export.pages import PageExport, long_rows, plain
+from lineare.app.export.scene import Heat, Scene, Table
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.variants import REGISTRY
 
 
 class TransitionPage(PageExport):
@@ -25,7 +25,7 @@ class TransitionPage(PageExport):
         return models
 
     def scene(self, t):
-        from app.dashboards.transition.pictures import answers_html
+        from lineare.app.dashboards.transition.pictures import answers_html
 
         store, sequence = self.store, self.store.sequence
         recall = store.knob.recall

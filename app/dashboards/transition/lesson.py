@@ -3,8 +3,8 @@ keeps the old number, correcting (β) gives the new one, forgetting (α) gives i
 pair; then three models side by side. Answers are read off the page's store (model.TransitionStore)."""
 import numpy as np
 
-from app.cards import Card, percent, plain
-from app.i18n import N_, _, ngettext
+from lineare.app.cards import Card, percent, plain
+from lineare.app.i18n import N_, _, ngettext
 
 KNOBS = {"preset": "update", "seed": "0", "gate": "none", "alpha": "0.9", "beta": "0",
          "model1": "linear", "model2": "mamba2", "model3": "deltanet"}
@@ -54,7 +54,7 @@ def _wrong_other(store):
 
 def _kept(store, name):
     """(pairs written after `name`'s last write, share of that write left at the end): the knob's decay."""
-    from app.dashboards.transition.model import log_decay
+    from lineare.app.dashboards.transition.model import log_decay
     tokens = store.sequence.tokens
     last = max(t for t, token in enumerate(tokens) if token.kind == "write" and token.key == name)
     g = log_decay(store.gate, store.alpha, tokens)[0, :, 0, 0].numpy()                     # [T]
@@ -80,7 +80,7 @@ def _all_right(store):
 
 
 def _compared_text(store):
-    from app.variants import REGISTRY
+    from lineare.app.variants import REGISTRY
     return " · ".join(ngettext("{model}: {right} of {asked} right", "{model}: {right} of {asked} right",
                                 c.recall.correct).format(
         model=_(REGISTRY[c.variant].label), right=c.recall.correct, asked=len(c.recall.questions))
@@ -89,13 +89,13 @@ def _compared_text(store):
 
 def _answers_said(store):
     """The answers under «What each answer matches», as the page writes them."""
-    from app.dashboards.transition.pictures import answers_html
+    from lineare.app.dashboards.transition.pictures import answers_html
     return [plain(answers_html(store.knob.recall))]
 
 
 def _scores_said(store):
     """The three small multiples' scores and answers, as the page writes them."""
-    from app.dashboards.transition.pictures import answers_html
+    from lineare.app.dashboards.transition.pictures import answers_html
     return [plain(answers_html(c.recall, compact=True)) for c in store.compared]
 
 

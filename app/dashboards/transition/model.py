@@ -12,12 +12,12 @@ import numpy as np
 import param
 import torch
 
-from app import mechanism
-from app.i18n import N_
-from app.variants import KNOB_GATES, REGISTRY
-from engine.gates import make_gates
-from engine.ops import forward
-from engine.stepping import init_state, step
+from lineare.app import mechanism
+from lineare.app.i18n import N_
+from lineare.app.variants import KNOB_GATES, REGISTRY
+from lineare.engine.gates import make_gates
+from lineare.engine.ops import forward
+from lineare.engine.stepping import init_state, step
 
 D_K, D_V = mechanism.D_K, mechanism.D_V
 

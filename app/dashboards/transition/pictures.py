@@ -5,10 +5,10 @@ import html
 import numpy as np
 from bokeh.models import ColorBar, ColumnDataSource, FixedTicker, HoverTool, LinearColorMapper, Range1d
 
-from app.components.plots import PALETTE, TICK_SIZE, all_labels, number_format, new_figure, style_figure
-from app.components.text import SCROLL_BOX_CSS, inline_html, scroll_box
-from app.i18n import _, current_language, ngettext
-from app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
+from lineare.app.components.plots import PALETTE, TICK_SIZE, all_labels, number_format, new_figure, style_figure
+from lineare.app.components.text import SCROLL_BOX_CSS, inline_html, scroll_box
+from lineare.app.i18n import _, current_language, ngettext
+from lineare.app.variants import COLUMNS_FORMULA, COLUMNS_PLAIN, REGISTRY, label
 
 
 class RecallPicture:

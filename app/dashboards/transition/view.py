@@ -5,18 +5,18 @@ import html
 import numpy as np
 import panel as pn
 
-from app.components.controls import mechanism_knobs, sidebar_label
-from app.components.later import Later, SectionPart
-from app.components.plots import MatrixPicture
-from app.components.style import LAMP_CSS
-from app.components.text import TEXT_CSS, Explanation, point_box
-from app.dashboards.base import DashboardView, heading, title
-from app.dashboards.transition.model import (ALPHA_FLOOR, D_K, D_V, JUMPS, PRESETS, SEQUENCE_NAMES,
+from lineare.app.components.controls import mechanism_knobs, sidebar_label
+from lineare.app.components.later import Later, SectionPart
+from lineare.app.components.plots import MatrixPicture
+from lineare.app.components.style import LAMP_CSS
+from lineare.app.components.text import TEXT_CSS, Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, heading, title
+from lineare.app.dashboards.transition.model import (ALPHA_FLOOR, D_K, D_V, JUMPS, PRESETS, SEQUENCE_NAMES,
                                              TransitionStore, effective_gate)
-from app.dashboards.transition.pictures import ANSWERS_CSS, TABLE_CSS, RecallPicture, answers_html, table_html
-from app.i18n import N_, _, format_number
-from app.variants import GATE_NAMES, KNOB_GATES, REGISTRY, label
-from engine.gates import SPREAD
+from lineare.app.dashboards.transition.pictures import ANSWERS_CSS, TABLE_CSS, RecallPicture, answers_html, table_html
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.variants import GATE_NAMES, KNOB_GATES, REGISTRY, label
+from lineare.engine.gates import SPREAD
 
 # what the decay D_t does at each gate, in words and in formulas
 DECAY_PLAIN = {

@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import param
 
-from app.i18n import N_
+from lineare.app.i18n import N_
 
 DTYPES = {"fp32": 4, "bf16": 2, "fp16": 2, "int8": 1}
 

@@ -5,14 +5,14 @@ import html
 import panel as pn
 import param
 
-from app.components.controls import sidebar_label
-from app.components.text import FIT_CSS, SCROLL_BOX_CSS, Explanation, scroll_box
-from app.dashboards.base import heading
-from app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
-from app.dashboards.two_bills.model import format_bytes, format_power, significant
-from app.dashboards.two_bills.pictures import MemoryChart, bill_html, status_pane
-from app.i18n import _, current_language, format_number
-from app.urlstate import write_query
+from lineare.app.components.controls import sidebar_label
+from lineare.app.components.text import FIT_CSS, SCROLL_BOX_CSS, Explanation, scroll_box
+from lineare.app.dashboards.base import heading
+from lineare.app.dashboards.two_bills.calculator import CUSTOM, DTYPES, PRESETS, CalculatorStore
+from lineare.app.dashboards.two_bills.model import format_bytes, format_power, significant
+from lineare.app.dashboards.two_bills.pictures import MemoryChart, bill_html, status_pane
+from lineare.app.i18n import _, current_language, format_number
+from lineare.app.urlstate import write_query
 
 
 class CalculatorView(pn.viewable.Viewer):

@@ -3,13 +3,13 @@ token, as the page's player shows them; the run, the visit's measurements and th
 """
 import numpy as np
 
-from app.components.curves import BLUE, VERMILLION
-from app.export.draw import fade
-from app.export.pages import PageExport
-from app.export.scene import Curves, Scene, Series, Table
-from app.i18n import N_, _, format_number
-from app.urlstate import serialize
-from app.variants import running_name
+from lineare.app.components.curves import BLUE, VERMILLION
+from lineare.app.export.draw import fade
+from lineare.app.export.pages import PageExport
+from lineare.app.export.scene import Curves, Scene, Series, Table
+from lineare.app.i18n import N_, _, format_number
+from lineare.app.urlstate import serialize
+from lineare.app.variants import running_name
 
 
 class TwoBillsPage(PageExport):
@@ -21,8 +21,8 @@ class TwoBillsPage(PageExport):
 
     @classmethod
     def open(cls, session, args):
-        from app.dashboards.two_bills.calculator import CalculatorStore
-        from app.urlstate import read_query
+        from lineare.app.dashboards.two_bills.calculator import CalculatorStore
+        from lineare.app.urlstate import read_query
 
         page = super().open(session, args)
         values, notices = read_query(CalculatorStore, CalculatorStore.URL, args)    # as the page does
@@ -37,7 +37,7 @@ class TwoBillsPage(PageExport):
         return self.length() - 1              # the page opens on the whole run
 
     def scene(self, t):
-        from app.dashboards.two_bills.model import byte_unit
+        from lineare.app.dashboards.two_bills.model import byte_unit
 
         result = self.store.result
         t = min(t, result.tokens - 1)
@@ -76,7 +76,7 @@ class TwoBillsPage(PageExport):
         one layer spends to read each token, against the tokens read. Softmax's line rises with the tokens in
         memory (the area under it is the page's triangle), the state's is flat (its strip); the dashed line is
         where softmax starts doing more per token."""
-        from app.dashboards.two_bills.model import multiply_adds, work_crossing
+        from lineare.app.dashboards.two_bills.model import multiply_adds, work_crossing
 
         result = self.store.result
         H, d, c = result.heads, result.dim, result.context
@@ -106,7 +106,7 @@ class TwoBillsPage(PageExport):
                       _("tokens read"), unit)
 
     def captions(self, t):
-        from app.dashboards.two_bills.model import format_bytes, format_ms, format_power
+        from lineare.app.dashboards.two_bills.model import format_bytes, format_ms, format_power
 
         result = self.store.result
         name = running_name(result.variant)
@@ -126,7 +126,7 @@ class TwoBillsPage(PageExport):
 
     def work_so_far(self, t):
         """(softmax, state) multiply-adds of one layer up to token t, the prompt included (the page's subtitle)."""
-        from app.dashboards.two_bills.model import multiply_adds
+        from lineare.app.dashboards.two_bills.model import multiply_adds
 
         result = self.store.result
         H, d, c = result.heads, result.dim, result.context

@@ -3,8 +3,8 @@ text costs in work, which layer is slower with a long text in memory, and a real
 Answers are read off the page's run (model.Generation) and its calculator (calculator.CalculatorStore)."""
 import numpy as np
 
-from app.cards import Card, Guess, decimal, nearest, plain
-from app.i18n import N_, _, format_number
+from lineare.app.cards import Card, Guess, decimal, nearest, plain
+from lineare.app.i18n import N_, _, format_number
 
 EMPTY = {"variant": "linear", "context": "0", "tokens": "64", "heads": "4", "dim": "64", "seed": "0", "t": "0"}
 CROSSINGS = (3, 30, 1000)                      # card 1's choices, as numbers
@@ -20,7 +20,7 @@ def _frame_holding(result, held):
 
 def _crossing(store):
     result = store.result
-    from app.dashboards.two_bills.model import format_bytes
+    from lineare.app.dashboards.two_bills.model import format_bytes
     return dict(n=format_number(result.crossing), step=format_bytes(result.bytes_per_token),
                 cache=format_bytes(int(result.kv_cache_bytes[_frame_holding(result, result.crossing)])),
                 state=format_bytes(int(result.state_bytes[0])))
@@ -28,7 +28,7 @@ def _crossing(store):
 
 def _work(store):
     """Multiply-adds of the whole run and of its first half: {softmax, state} → (half, whole)."""
-    from app.dashboards.two_bills.model import multiply_adds
+    from lineare.app.dashboards.two_bills.model import multiply_adds
     result = store.result
     softmax, state = multiply_adds(result.held, result.heads, result.dim, result.dim)
     half = result.tokens // 2
@@ -58,7 +58,7 @@ def _typical(store):
 
 
 def _times_at(store):
-    from app.dashboards.two_bills.model import WINDOW
+    from lineare.app.dashboards.two_bills.model import WINDOW
     return min(WINDOW, store.result.tokens) - 1          # the first frame with a full window of times
 
 
@@ -69,7 +69,7 @@ def _slower(store):
 
 
 def _times_text(store):
-    from app.dashboards.two_bills.model import format_ms
+    from lineare.app.dashboards.two_bills.model import format_ms
     softmax, state = _typical(store)
     return _("Measured on this server just now, over the first {n} words: softmax {softmax} ms per word, the "
              "summary {state} ms. Each new question of softmax is compared with all {context} labels in the "
@@ -80,14 +80,14 @@ def _times_text(store):
 
 def _calculator():
     """The calculator as card 4 opens it (the page reads the same URL arguments)."""
-    from app.dashboards.two_bills.calculator import CalculatorStore
-    from app.urlstate import read_query
+    from lineare.app.dashboards.two_bills.calculator import CalculatorStore
+    from lineare.app.urlstate import read_query
     values, _notices = read_query(CalculatorStore, CalculatorStore.URL, {k: [v.encode()] for k, v in LLAMA.items()})
     return CalculatorStore(**values)
 
 
 def _llama_text(_store):
-    from app.dashboards.two_bills.model import format_bytes
+    from lineare.app.dashboards.two_bills.model import format_bytes
     calculator = _calculator()
     return _("The notebook takes {cache}, the weights {weights}: from token {n} on, the notebook alone outweighs "
              "the whole model. A summary of the same shape would take {state}, whatever the length. Try other "
@@ -97,14 +97,14 @@ def _llama_text(_store):
 
 
 def _point(store):
-    from app.dashboards.two_bills.view import POINT_PLAIN
+    from lineare.app.dashboards.two_bills.view import POINT_PLAIN
     return plain(_(POINT_PLAIN).format(crossing=format_number(store.result.crossing)))
 
 
 def _crossing_said(store):
     """The page's words for the crossing: the mark on «Memory held while generating», the line under the bills and
     the point."""
-    from app.dashboards.two_bills.pictures import two_lines
+    from lineare.app.dashboards.two_bills.pictures import two_lines
     crossing = format_number(store.result.crossing)
     return [" ".join(two_lines(_("from token {n} the cache is bigger").format(n=crossing)).split()),
             _("The cache has been bigger than the state since token {n}.").format(n=crossing), _point(store)]
@@ -113,24 +113,24 @@ def _crossing_said(store):
 def _rows(store):
     """Softmax's multiply-adds for each token read (x), against the token (y): the edge of the work bill's
     triangle, one row per token."""
-    from app.dashboards.two_bills.model import multiply_adds
+    from lineare.app.dashboards.two_bills.model import multiply_adds
     result = store.result
     softmax, _state = multiply_adds(result.held, result.heads, result.dim, result.dim)
     return np.asarray(softmax, dtype=float), np.asarray(result.held, dtype=float)
 
 
 def _work_said(store):
-    from app.dashboards.two_bills.view import WORK_PLAIN
+    from lineare.app.dashboards.two_bills.view import WORK_PLAIN
     return [plain(_(WORK_PLAIN)), _point(store)]
 
 
 def _times_said(store):
-    from app.dashboards.two_bills.view import typical_html
+    from lineare.app.dashboards.two_bills.view import typical_html
     return [plain(typical_html(store.result, _times_at(store)))]
 
 
 def _weights_said(_store):
-    from app.dashboards.two_bills.model import format_bytes
+    from lineare.app.dashboards.two_bills.model import format_bytes
     return [format_bytes(_calculator().weight_bytes())]
 
 

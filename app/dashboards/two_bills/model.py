@@ -13,14 +13,14 @@ import param
 import torch
 import torch.nn.functional as F
 
-from app.checkpoints import one_thread
-from app.i18n import format_number
-from app.shared import read_only
-from app.work import Worker
-from engine.gates import make_gates, retnet_log_decay
-from engine.ops import forward
-from engine.ops.recurrent import gates_at
-from engine.stepping import init_state, step
+from lineare.app.checkpoints import one_thread
+from lineare.app.i18n import format_number
+from lineare.app.shared import read_only
+from lineare.app.work import Worker
+from lineare.engine.gates import make_gates, retnet_log_decay
+from lineare.engine.ops import forward
+from lineare.engine.ops.recurrent import gates_at
+from lineare.engine.stepping import init_state, step
 
 STATE_VARIANTS = ("linear", "retnet", "mamba2")
 # each notch doubles the context. The bound: this engine's softmax step copies its whole cache to append

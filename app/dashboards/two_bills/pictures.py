@@ -6,12 +6,12 @@ import numpy as np
 import panel as pn
 from bokeh.models import CDSView, ColumnDataSource, Label, Legend, LegendItem, Range1d, Span, Title
 
-from app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
-from app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, new_figure, number_format, set_frame,
-                                  style_figure)
-from app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
-from app.i18n import _
-from app.variants import running_name
+from lineare.app.components.curves import BLUE, GREY, VERMILLION, CurvesPicture
+from lineare.app.components.plots import (LABEL_SIZE, TEXT_TAG, TICK_SIZE, frame_filter, new_figure, number_format,
+                                          set_frame, style_figure)
+from lineare.app.dashboards.two_bills.model import byte_unit, format_power, multiply_adds, work_crossing
+from lineare.app.i18n import _
+from lineare.app.variants import running_name
 
 STATUS_CSS = """
 :host { width: 100%; --body: calc(16px * var(--lineare-scale, 1)); }   /* the smallest type: 16 px, more presenting */

@@ -7,21 +7,21 @@ import numpy as np
 import panel as pn
 import param
 
-from app.components.controls import sidebar_label
-from app.components.curves import BLUE, VERMILLION, CurvesPicture
-from app.components.later import Later, SectionPart
-from app.components.player import FrameText, Player
-from app.components.text import Explanation, point_box
-from app.dashboards.base import DashboardView, heading, title
-from app.dashboards.two_bills.calculator import CalculatorStore
-from app.dashboards.two_bills.calculator_view import CalculatorView
-from app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES, STATE_VARIANTS, TOKEN_CHOICES,
+from lineare.app.components.controls import sidebar_label
+from lineare.app.components.curves import BLUE, VERMILLION, CurvesPicture
+from lineare.app.components.later import Later, SectionPart
+from lineare.app.components.player import FrameText, Player
+from lineare.app.components.text import Explanation, point_box
+from lineare.app.dashboards.base import DashboardView, heading, title
+from lineare.app.dashboards.two_bills.calculator import CalculatorStore
+from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
+from lineare.app.dashboards.two_bills.model import (CONTEXTS, DIM_CHOICES, HEAD_CHOICES, STATE_VARIANTS, TOKEN_CHOICES,
                                             GenerationStore, byte_unit, format_bytes, format_ms)
-from app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPicture, bill_html, crossing_mark,
+from lineare.app.dashboards.two_bills.pictures import (STATUS_CSS, HistoryChart, WorkPicture, bill_html, crossing_mark,
                                                show_crossing, status_pane)
-from app.i18n import N_, _, current_language, format_number
-from app.urlstate import read_query
-from app.variants import REGISTRY, running_name
+from lineare.app.i18n import N_, _, current_language, format_number
+from lineare.app.urlstate import read_query
+from lineare.app.variants import REGISTRY, running_name
 
 # the point, and the words under the work bill, at level Elementare (a lesson card quotes them: two_bills/lesson.py)
 POINT_PLAIN = N_("**The notebook grows, the summary does not.** Softmax attention keeps two notes for every "
