@@ -297,8 +297,7 @@ class Host:
         self._wait_for_servers(ports)
         if not args.no_warm:
             self._prime(ports)
-        self.nginx = subprocess.Popen(self._nginx_command, stdout=self._log("nginx"), stderr=subprocess.STDOUT,
-                                      start_new_session=True)
+        self.nginx = self._spawn(self._nginx_command, "nginx")
         deadline = time.monotonic() + 20
         while not answers(f"{self.url}/liveness"):
             if self.nginx.poll() is not None:
@@ -309,13 +308,15 @@ class Host:
         self._write_state(ports)
         return self
 
-    def _log(self, name):
-        return open(self.run_dir / f"{name}.log", "ab")
+    def _spawn(self, command, log, **options):
+        """A process of its own session writing to run_dir/<log>.log: the child holds the file, this process
+        closes its own copy once the child has it."""
+        with open(self.run_dir / f"{log}.log", "ab") as out:
+            return subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, start_new_session=True, **options)
 
     def _start_server(self, port):
-        self.servers[port] = subprocess.Popen(
-            self.command(self.args, port), cwd=ROOT, env=server_environment(self.args, self.secret),
-            stdout=self._log(f"server-{port}"), stderr=subprocess.STDOUT, start_new_session=True)
+        self.servers[port] = self._spawn(self.command(self.args, port), f"server-{port}", cwd=ROOT,
+                                         env=server_environment(self.args, self.secret))
         self.servers[port].started = time.monotonic()
 
     def _wait_for_servers(self, ports):

@@ -407,7 +407,7 @@ def synced_compared(ours):
     from lineare.app.components.player import FrameText
 
     objects = [pn.Column(pn.pane.HTML("x"), sizing_mode="stretch_width", css_classes=["a"]),
-               pn.widgets.RadioButtonGroup(options=["a", "b"], value="b", name="n"),
+               pn.widgets.RadioButtonGroup(options=["a", "b"], value="b", label="n"),
                pn.widgets.FloatSlider(start=0, end=2, value=0.5, visible=False), FrameText(), pn.layout.Divider()]
     for obj in objects:                              # each of them converted through Syncable's (not FlexBox)
         assert type(obj)._init_params is ours, type(obj).__name__
