@@ -5,7 +5,8 @@ import io
 import re
 
 from PIL import Image
-from test_access_ui import serious
+from axe_core import violations
+from test_access_ui import FROM_LIBRARIES
 
 from lineare.app.devtools import is_local
 
@@ -32,7 +33,7 @@ def decoded_qr(element):
     return [barcode.text for barcode in found]
 
 
-def test_a_class_on_a_projector_and_two_phones(chromium, server):
+def test_a_class_on_a_projector_and_two_phones(chromium, server, axe):
     teacher_context, projector = context(chromium, 1366, 768, "it-IT")
     english_context, english = context(chromium, 390, 844, "en-US", touch=True)
     italian_context, italian = context(chromium, 390, 844, "it-IT", touch=True)
@@ -62,7 +63,8 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
         assert english.locator("html").get_attribute("lang") == "en"
         assert english.locator("p.heading").inner_text().startswith("Lesson: Take away the softmax · card 1 of 5")
         assert italian.locator("p.heading").inner_text().startswith("Lezione: ")
-        assert serious(english) == [] and serious(projector) == []         # axe: the phone and the class's panel
+        # axe: the phone and the class's panel
+        assert violations(english, axe, FROM_LIBRARIES) == [] and violations(projector, axe, FROM_LIBRARIES) == []
         for phone in (italian, english):                                     # nothing scrolls sideways
             assert phone.evaluate("() => document.documentElement.scrollWidth") <= 390
         # each answers with a tap, one changes its mind; the projector counts two answers
@@ -83,7 +85,8 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server):
             verdict = phone.locator("section.phone").get_attribute("data-verdict")
             assert verdict == ("right" if chose in marked else "wrong")
         assert italian.locator("p.explain").inner_text().strip() and english.locator("p.explain").inner_text().strip()
-        assert serious(italian) == [] and serious(projector) == []        # axe: the verdict, the bars
+        # axe: the verdict, the bars
+        assert violations(italian, axe, FROM_LIBRARIES) == [] and violations(projector, axe, FROM_LIBRARIES) == []
         assert english.locator(".verdict").inner_text().split(".")[0] in ("Right", "Not this time")
         # the projector's own card takes the right choice as if clicked, and shows its verdict and observation
         revealed_on_the_projector(projector, marked[0])
@@ -126,7 +129,7 @@ def revealed_on_the_projector(projector, right):
     assert len(card.locator(".observe").inner_text()) > 40
 
 
-def test_the_join_page_alone_asks_for_the_code(chromium, server):
+def test_the_join_page_alone_asks_for_the_code(chromium, server, axe):
     made, phone = context(chromium, 390, 844, "it-IT", touch=True)
     try:
         phone.goto(server + "/join")
@@ -137,7 +140,7 @@ def test_the_join_page_alone_asks_for_the_code(chromium, server):
         phone.locator(".error", has_text="Nessuna sessione ha questo codice").wait_for(timeout=20_000)
         width = phone.evaluate("() => document.documentElement.scrollWidth")
         assert width <= 390                                     # nothing scrolls sideways
-        assert serious(phone) == []
+        assert violations(phone, axe, FROM_LIBRARIES) == []
         assert phone.problems == []
     finally:
         made.close()
