@@ -995,7 +995,7 @@ def app_server(args, log):
     with running_server(processes=tuple(args.app_arg)) as base:
         port = int(base.rsplit(":", 1)[1])
         found = [p for p in psutil.Process().children(recursive=True)
-                 if "app" in p.cmdline() and str(port) in p.cmdline()]          # forked servers share it
+                 if "lineare.app" in p.cmdline() and str(port) in p.cmdline()]          # forked servers share it
         parent = next(p for p in found if p.ppid() not in {q.pid for q in found})
         servers = forked(parent)
         pids = {f"server:{p.pid}": p.pid for p in servers}

@@ -115,11 +115,11 @@ def run_functions():
     """Every function of the engine, app/mechanism.py and the dashboards' model.py modules, with the
     modules that hold it by name (they bind imported names at import time)."""
     def is_run_module(name):
-        return isinstance(name, str) and (name.startswith("engine.") or name == "lineare.app.mechanism" or (
+        return isinstance(name, str) and (name.startswith("lineare.engine.") or name == "lineare.app.mechanism" or (
             name.startswith("lineare.app.dashboards.") and name.endswith(".model")))
     found = {}
     for name, module in list(sys.modules.items()):
-        if module is None or not name.startswith(("app.", "engine.")):
+        if module is None or not name.startswith(("lineare.app.", "lineare.engine.")):
             continue
         for attr, value in list(vars(module).items()):
             if callable(value) and not isinstance(value, type) and is_run_module(getattr(value, "__module__", "")):

@@ -161,11 +161,13 @@ def changed(before, again, after):
 def normalized(document_json):
     """A document's JSON (a PULL-DOC reply's content) with what differs between two builds of the same page named
     in order of appearance: Bokeh's ids (p1234, counted through the process), Panel's model names (Column00225,
-    from a counter) and Python ids in a template's root names."""
+    from a counter), Python ids in a template's root names, and the order of a set's entries (subscribed events)."""
     ids, names = {}, {}
     text = re.sub(r'(?<=[":])p\d+(?=")', lambda m: ids.setdefault(m.group(0), f"id{len(ids)}"), document_json)
     text = re.sub(r'(?<=")([A-Z][A-Za-z]*)\d{5}(?=")',
                   lambda m: names.setdefault(m.group(0), f"{m.group(1)}#{len(names)}"), text)
+    text = re.sub(r'(?<="type":"set","entries":\[)[^\[\]]*(?=\])',        # a Python set's order: its process's hashes
+                  lambda m: ",".join(sorted(m.group(0).split(","))), text)
     return re.sub(r"\d{9,}", "N", text)
 
 

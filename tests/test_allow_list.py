@@ -80,7 +80,7 @@ def our_components():
     while stack:
         component = stack.pop()
         stack.extend(component.__subclasses__())
-        if component.__module__.startswith("app.") and getattr(component, "_data_model", None) is not None:
+        if component.__module__.startswith("lineare.app.") and getattr(component, "_data_model", None) is not None:
             found.append(component)
     return sorted(found, key=lambda c: c.__name__)
 

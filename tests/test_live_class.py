@@ -85,7 +85,7 @@ def served(request, tmp_path_factory):
         rooms = redis_url or f"sqlite:///{tmp_path_factory.mktemp('rooms')}/rooms.sqlite"
         port = free_port()
         with running_server(port=port, processes=("--num-procs", "2", "--rooms", rooms)) as url:
-            parent = next(p for p in psutil.process_iter() if str(port) in p.cmdline() and "app" in p.cmdline())
+            parent = next(p for p in psutil.process_iter() if str(port) in p.cmdline() and "lineare.app" in p.cmdline())
             children = _forked(parent)
             yield Served(url, [(child, port) for child in children])
 

@@ -32,7 +32,7 @@ def arrays_in(value, seen=None):
         return [a for item in value for a in arrays_in(item, seen)]
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return [a for f in dataclasses.fields(value) for a in arrays_in(getattr(value, f.name), seen)]
-    if hasattr(value, "__dict__") and type(value).__module__.split(".")[0] in ("app", "engine"):
+    if hasattr(value, "__dict__") and type(value).__module__.startswith(("lineare.app.", "lineare.engine.")):
         return [a for item in vars(value).values() for a in arrays_in(item, seen)]
     return []
 
