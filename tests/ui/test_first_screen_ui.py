@@ -129,7 +129,7 @@ def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
                                      ("en", "elementare", False), ("en", "superiore", True)]:
             for path in paths:
                 page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}"
-                          + ("&present=1" if present else ""))
+                          + ("&present=1" if present else ""), timeout=90_000)     # RWKV-7 × 4 heads on a busy CI
                 page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
                 if path != "/":
                     page.locator(".bk-Figure").first.wait_for(timeout=60_000)
