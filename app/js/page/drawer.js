@@ -37,18 +37,30 @@
                 height: plot && kept.server.height ? Math.round(kept.server.height * times) : now.height};
     if (want.width !== now.width || want.height !== now.height) {
       kept.shown = want;
-      model.setv(plot ? want : {width: want.width}, {sync: false});
+      // silently: each size set with its change signal laid the whole page out again (a page of four heads' pictures
+      // took 20 s and more for one resize); growAll lays each page root out once, after every size is set
+      model.setv(plot ? want : {width: want.width}, {silent: true});
+      return true;
     }
+    return false;
+  }
+  function layoutRoot(view) {
+    var root = view;
+    while (root.parent && typeof root.parent.invalidate_layout === "function") { root = root.parent; }
+    return root;
   }
   function growAll(index, main, room) {
     var scale = Number(getComputedStyle(document.documentElement).getPropertyValue("--lineare-scale")) || 1;
-    var times = scale === 1 && room / DESIGN >= 1.15 ? Math.min(1.5, room / DESIGN) : 1;
+    var times = scale === 1 && room / DESIGN >= 1.15 ? Math.min(1.5, room / DESIGN) : 1, roots = new Set();
     Array.from(index.query(function (v) {
       var m = v.model;
       return v.el && m && m.properties && "width" in m.properties && "sizing_mode" in m.properties &&
              typeof m.width === "number" && !/stretch|scale/.test(m.sizing_mode || "") &&
              (served.has(m) || times !== 1);
-    })).forEach(function (view) { if (within(view.el, main)) { grow(view, times, room); } });
+    })).forEach(function (view) {
+      if (within(view.el, main) && grow(view, times, room)) { roots.add(layoutRoot(view)); }
+    });
+    roots.forEach(function (root) { root.invalidate_layout(); });
   }
   function fit() {
     var main = document.getElementById("main"), index = window.Bokeh && window.Bokeh.index;
