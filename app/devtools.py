@@ -26,6 +26,22 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_for_port(process, port, timeout, name):
+    """Return once `process` accepts connections on localhost:`port`; RuntimeError if it exits first,
+    TimeoutError after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{name} exited with status {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{name} did not open port {port} within {timeout} s") from None
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def running_server(port=None, timeout=90, shell_command=None, processes=("--one-process",)):
     """Start `python -m lineare.app` on localhost, wait until it answers, yield its base URL, then stop it.
@@ -48,17 +64,7 @@ def running_server(port=None, timeout=90, shell_command=None, processes=("--one-
     process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
                                env=environment)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"the server exited with status {process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"the server did not open port {port} within {timeout} s")
-                time.sleep(0.2)
+        wait_for_port(process, port, timeout, "the server")
         yield f"http://127.0.0.1:{port}"
     finally:
         with contextlib.suppress(ProcessLookupError):
@@ -70,30 +76,24 @@ def running_server(port=None, timeout=90, shell_command=None, processes=("--one-
             process.wait()
 
 
-@contextlib.contextmanager
 def running_redis(timeout=20):
-    """`redis-server` (Debian's package) on a free localhost port, in memory only; yields redis://127.0.0.1:PORT/0.
-    Raises RuntimeError when it is not installed."""
+    """`redis-server` (Debian's package) on a free localhost port, in memory only, as a context manager that yields
+    redis://127.0.0.1:PORT/0. Raises RuntimeError at once, before any `with`, when it is not installed."""
     binary = shutil.which("redis-server") or ("/usr/bin/redis-server" if os.path.exists("/usr/bin/redis-server")
                                                else None)
     if binary is None:
         raise RuntimeError("redis-server is not installed (Debian: apt-get install redis-server)")
+    return _redis(binary, timeout)
+
+
+@contextlib.contextmanager
+def _redis(binary, timeout):
     port = free_port()
     process = subprocess.Popen([binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly",
                                 "no", "--protected-mode", "yes"], stdout=subprocess.DEVNULL,
                                stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"redis-server exited with status {process.returncode}")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"redis-server did not open port {port} within {timeout} s")
-                time.sleep(0.1)
+        wait_for_port(process, port, timeout, "redis-server")
         yield f"redis://127.0.0.1:{port}/0"
     finally:
         process.terminate()

@@ -19,6 +19,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.needs import unavailable
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
@@ -33,9 +35,7 @@ def require_nginx():
     try:
         host.nginx_binary()
     except host.HostError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs nginx for the hosted mode's tests: {error}")
-        pytest.skip(str(error))
+        unavailable("nginx for the hosted mode's tests", error)
 
 
 def stub_command(_args, port):

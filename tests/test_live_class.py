@@ -6,10 +6,11 @@ gets nothing of the first; then what a hostile phone can try, each refused with 
 import asyncio
 import csv
 import io
-import os
 
 import psutil
 import pytest
+
+from tests.needs import unavailable
 from tornado.websocket import WebSocketClosedError
 from test_host import require_nginx
 
@@ -51,9 +52,7 @@ def redis_or_skip():
     try:
         return running_redis()
     except RuntimeError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs redis-server: {error}")
-        pytest.skip(str(error))
+        unavailable("redis-server", error)
 
 
 class Served:

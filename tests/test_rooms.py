@@ -10,6 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.needs import unavailable
+
 from lineare.app.classroom.store import (CODE_ALPHABET, CODE_LENGTH, Refused, RedisRooms, SqliteRooms, clean_code,
                                  open_rooms)
 from lineare.app.devtools import running_redis
@@ -25,9 +27,7 @@ def redis_url():
         with running_redis() as url:
             yield url
     except RuntimeError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs redis-server: {error}")
-        pytest.skip(str(error))
+        unavailable("redis-server", error)
 
 
 @pytest.fixture(params=["sqlite", "redis"])

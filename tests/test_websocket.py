@@ -15,6 +15,8 @@ import urllib.request
 
 import numpy as np
 import pytest
+
+from tests.needs import unavailable
 from bokeh.models import Button, ColumnDataSource, Slider, Spinner
 from bokeh_wire import PROTOCOL, Wire, changed, fingerprint, page_token, stable
 from tornado.httpclient import HTTPRequest
@@ -663,8 +665,6 @@ def test_a_visitor_past_the_cap_sees_why_on_the_page(monkeypatch):
     meanwhile is refused; the second page says, in its language, that the server is busy and offers to try
     again (before, it showed its header above an empty body, the reason only in the console). The first
     one, served, says nothing of the kind."""
-    import os
-
     from lineare.app.server.building import busy_script
     from lineare.app.devtools import browser
     from lineare.app.i18n import language
@@ -675,9 +675,7 @@ def test_a_visitor_past_the_cap_sees_why_on_the_page(monkeypatch):
         chromium_context = browser()
         chromium = chromium_context.__enter__()
     except RuntimeError as error:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(f"no browser: {error}")
+        unavailable("a browser", error)
     try:
         with slow_page_server(monkeypatch, 3, max_waiting=1, make=lambda: framed_page("it")) as (url, _s, calls):
             first, second = chromium.new_page(), chromium.new_page()

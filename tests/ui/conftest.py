@@ -6,9 +6,10 @@ accessibility tests without axe-core (tests/ui/axe_core.py), which the first of 
 Every page opened through the `open_page` fixture records its requests, console errors and dialogs;
 a request that leaves localhost fails the test that made it.
 """
-import os
 
 import pytest
+
+from tests.needs import unavailable
 
 from lineare.app.devtools import browser, is_local, running_server
 
@@ -32,9 +33,7 @@ def chromium():
         with browser() as instance:
             yield instance
     except RuntimeError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs a browser for the UI tests: {error}")
-        pytest.skip(f"no browser: {error}")
+        unavailable("a browser for the UI tests", error)
 
 
 @pytest.fixture(scope="session")
@@ -45,9 +44,7 @@ def axe():
     try:
         return axe_source()
     except RuntimeError as error:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI needs axe-core for the accessibility tests: {error}")
-        pytest.skip(f"no axe-core: {error}")
+        unavailable("axe-core for the accessibility tests", error)
 
 
 @pytest.fixture(scope="session")

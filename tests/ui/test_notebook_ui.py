@@ -4,15 +4,13 @@ The laboratory's view renders (its pictures and knobs), and a knob moved from th
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
-from lineare.app.devtools import ROOT, is_local
+from lineare.app.devtools import ROOT, free_port, is_local, wait_for_port
 
 NO_NETWORK = Path(__file__).resolve().parents[1] / "no_network"      # its sitecustomize.py: loopback only
 
@@ -23,12 +21,6 @@ def readme_notebook_cell():
     section = readme.split("## The laboratories in a notebook", 1)[1]
     code = re.search(r"```python\n(.*?)```", section, re.S).group(1)
     return "\n".join(line for line in code.splitlines() if not line.startswith("labs."))
-
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -52,14 +44,10 @@ def jupyterlab(tmp_path_factory):
          "--ServerApp.disable_check_xsrf=True", "--LabApp.news_url=", "--allow-root"],
         env=env, stdout=subprocess.DEVNULL, stderr=open(where / "server.log", "w"), start_new_session=True)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline and server.poll() is None, (where / "server.log").read_text()
-                time.sleep(0.3)
+        try:
+            wait_for_port(server, port, 60, "JupyterLab")
+        except (RuntimeError, TimeoutError) as error:
+            raise AssertionError((where / "server.log").read_text()) from error
         yield f"http://127.0.0.1:{port}/lab/tree/lab.ipynb?token={token}"
     finally:
         server.terminate()
