@@ -90,6 +90,8 @@ def page(slug=None):
             # a live class's panel: Reveal runs the card's action on the page, as a student's acting would
             live = class_panel(session, *found, session.stores.get(slug), content.main,
                                page_reveal(card, found[2])) if found is not None else None
+            if live is not None:         # the card holds the button that starts a class (its panel is hidden till then)
+                card.words = {**card.words, "class_start": live.words["start"], "class_hint": live.words["start_hint"]}
             return shell(session, slug, content, card, live)
         return shell(session, slug, content)
     return build

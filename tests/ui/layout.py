@@ -281,7 +281,7 @@ def problems(facts, smallest=24):
 
 # every shown table: whether it is wider than the box that shows it, and whether that box is a scrolling region
 # a visitor can find and use (named, reachable by the keyboard); the height of its rows
-TABLES_JS = """() => {
+TABLES_JS = r"""() => {
   const up = (node) => node.parentNode instanceof ShadowRoot ? node.parentNode.host : node.parentNode;
   const tables = [];
   const walk = (root) => {

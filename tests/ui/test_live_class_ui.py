@@ -5,6 +5,7 @@ import io
 import re
 
 from PIL import Image
+from playwright.sync_api import expect
 from axe_core import violations
 from test_access_ui import FROM_LIBRARIES
 
@@ -39,12 +40,13 @@ def test_a_class_on_a_projector_and_two_phones(chromium, server, axe):
     italian_context, italian = context(chromium, 390, 844, "it-IT", touch=True)
     try:
         projector.goto(server + LESSON)
-        start = projector.locator("aside.class button[data-command=start]")
+        start = projector.locator(".card .class-start button")      # in the lesson card, which stays in sight
         start.wait_for(timeout=60_000)
         assert start.inner_text() == "▶ Avvia una sessione in classe"
         start.click()
         code = projector.locator("aside.class .letters")
         code.wait_for(timeout=30_000)
+        expect(start).to_be_hidden()                                 # the class's panel took its place
         code = code.inner_text()
         assert re.fullmatch(r"[A-Z2-9]{6}", code)
         link = f"{server}/join?code={code}"

@@ -1,4 +1,5 @@
-// The projector's panel of a live class (app/classroom/projector.py). Off: one button, "Start a class". On: a
+// The projector's panel of a live class (app/classroom/projector.py). Off: hidden; the lesson card's own button
+// "Start a class" (app/js/components/lesson.js) sends its press here, and hears back the view and any note. On: a
 // column at the right of the page with the address to open, its QR code and the code, how many joined and
 // answered, the teacher's buttons and, once shown, the distribution of the choices as bars; at the end, the
 // lesson's summary and the results as CSV. The room's secret (`grant`) is kept in this tab and written back as
@@ -76,23 +77,26 @@ export function render({ model, el }) {
     return box
   }
 
+  // the card's Start button
+  const onStart = () => send("start")
+  document.addEventListener("lineare:class-start", onStart)
+  model.on("remove", () => document.removeEventListener("lineare:class-start", onStart))
+
   function draw() {
     const room = model.room || {}
     panel.replaceChildren()
     panel.dataset.view = room.view || ""
     panel.dataset.phase = room.phase || ""
     const on = room.view === "on"
+    panel.hidden = !on
     document.body.classList.toggle("lineare-class", on)
+    // the card shows its Start button while no class is on here, with a note on why the last one is not
+    document.body.dataset.lineareClass = room.view || ""
+    const note = room.busy ? w.busy : room.view === "gone" ? w.gone : ""
+    document.dispatchEvent(new CustomEvent("lineare:class", {detail: {view: room.view, note}}))
     const header = document.getElementById("header")          // the panel starts under the page's header
     panel.style.top = on ? Math.max(0, header ? header.getBoundingClientRect().bottom : 0) + "px" : ""
-    if (!on) {
-      if (room.view === "gone") { panel.append(make("p", "note", w.gone)) }
-      if (room.busy) { panel.append(make("p", "note", w.busy)) }
-      const start = button("start", "▶ " + w.start, true)
-      start.title = w.start_hint
-      panel.append(start)
-      return
-    }
+    if (!on) { return }
     const join = make("div", "join")
     const qr = make("div", "qr"); qr.innerHTML = room.qr
     qr.setAttribute("role", "img"); qr.setAttribute("aria-label", w.qr)

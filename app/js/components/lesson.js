@@ -197,6 +197,24 @@ export function render({ model, el, view }) {
   choices.setAttribute("role", "group")
   choices.setAttribute("aria-labelledby", prompt.id)
   const press = document.createElement("div"); press.className = "press"; press.innerHTML = model.press
+  // presenter mode: a live class starts here, beside the choices, in the card that stays in sight (the class's own
+  // panel, app/js/classroom/projector.js, takes the press and tells back whether a class is on, or a note)
+  const ask = document.createElement("div"); ask.className = "ask"
+  ask.append(choices)
+  if (w.class_start) {
+    const live = document.createElement("div"); live.className = "class-start"
+    const start = document.createElement("button"); start.type = "button"; start.className = "go"
+    start.textContent = "▶ " + w.class_start; start.title = w.class_hint || ""
+    start.onclick = () => document.dispatchEvent(new CustomEvent("lineare:class-start"))
+    const note = document.createElement("span"); note.className = "note"; note.setAttribute("role", "status")
+    live.append(start, note)
+    ask.append(live)
+    const shown = (view, said) => { live.hidden = view === "on"; note.textContent = said || "" }
+    const onClass = (event) => shown(event.detail.view, event.detail.note)
+    shown(document.body.dataset.lineareClass, "")
+    document.addEventListener("lineare:class", onClass)
+    model.on("remove", () => document.removeEventListener("lineare:class", onClass))
+  }
   // a card that says to press ▶ has ▶ itself, whatever the page scrolled out of sight: its buttons press the page
   // player's own keys (Space plays or pauses, → steps)
   const keys = document.createElement("div"); keys.className = "keys"
@@ -373,7 +391,7 @@ export function render({ model, el, view }) {
     stale.hidden = !model.stale
     if (model.stale) { observe.hidden = true; press.hidden = keys.hidden = sketch.hidden = true } else { verdict() }
   })
-  card.append(head, prompt, choices, press, keys, sketch, stale, observe, end, spoken)
+  card.append(head, prompt, ask, press, keys, sketch, stale, observe, end, spoken)
   el.append(card)
 
   let brought = null                          // the part bringIntoView scrolled under the card
