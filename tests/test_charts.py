@@ -89,4 +89,4 @@ def test_a_per_channel_decay_is_drawn_as_its_mean_over_the_key_channels_per_head
     for h in range(H):
         expected = [sum(float(r.decay[0, h, c]) for c in range(d_k)) / d_k for r in records]
         assert np.allclose(curves[f"decay (channel mean), head {h + 1}"].dimension_values(1), expected)
-        assert np.allclose(expected, np.exp(g[0, :, h]).mean(-1))                  # the records' decay is e^g
+        assert np.allclose(expected, np.exp(g[0, :, h].numpy()).mean(-1))                  # the records' decay is e^g

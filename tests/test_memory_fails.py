@@ -196,6 +196,12 @@ def test_view_draws_a_picked_query():
         colours = view.weights.source.data["color"]
         assert colours[store.run.targets[wrong - 1]] == RIGHT
         assert colours[store.run.answers[wrong - 1]] == WRONG
+        # and told without the colours: ✓ over the right pair's bar, ✗ over the pair that answered instead
+        marks = {mark: list(source.data["x"]) for mark, source in view.weights.marks.items()}
+        assert marks == {"✓": [store.run.targets[wrong - 1] + 1], "✗": [store.run.answers[wrong - 1] + 1]}
+        right = next(q for q in range(1, 25) if q != wrong and store.run.right[q - 1])
+        view.queries.picked("indices", [], [right - 1])
+        assert list(view.weights.marks["✗"].data["x"]) == [] and len(view.weights.marks["✓"].data["x"]) == 1
         image = view.readout_parts.source.data["image"][0]
         np.testing.assert_allclose(image[2] + image[3], image[0], atol=1e-12)   # right part + rest = read-out
 

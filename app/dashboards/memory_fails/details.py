@@ -53,14 +53,15 @@ class ForensicsSection(pn.viewable.Viewer):
         self.store, self.session = store, session
         self.intro = Explanation(
             session,
-            elementare=_("Click a square of the grid (an orange-red one is a wrong answer) to see where that answer "
-                         "came from. In each layer the summary is only a sum of what every earlier word wrote into "
-                         "it, so the answer to a question splits exactly into one part per word. The bars show each "
-                         "part; blue marks the pair that was asked: its label and, right after it, its information. "
-                         "Below, the blue line says how much of the question still reaches each word through the "
-                         "later forgetting, and the amber dots how similar each word's label is to the question. A "
-                         "wrong answer has two usual causes: the right pair has faded (the line is low there), or "
-                         "other words with similar labels speak louder (amber dots high, tall bars elsewhere)."),
+            elementare=_("Click a square of the grid (an orange-red one, marked ✗, is a wrong answer) to see where "
+                         "that answer came from. In each layer the summary is only a sum of what every earlier "
+                         "word wrote into it, so the answer to a question splits exactly into one part per word. The "
+                         "bars show each part; blue marks the pair that was asked: its label and, right after it, its "
+                         "information. Below, the blue line says how much of the question still reaches each word "
+                         "through the later forgetting, and the amber dots how similar each word's label is to the "
+                         "question. A wrong answer has two usual causes: the right pair has faded (the line is low "
+                         "there), or other words with similar labels speak louder (amber dots high, tall bars "
+                         "elsewhere)."),
             superiore=_("A fixed-state layer updates $S_t = S_{t-1} A_t + W_t$, so its read-out is "
                         "$o_t = S_t q_t = \\sum_{i \\le t} W_i (A_{i+1} \\cdots A_t)\\, q_t$: one exact term $c_i$ per "
                         "earlier write, computed from the engine's records (their sum is the recorded read-out to "

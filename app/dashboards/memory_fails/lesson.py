@@ -93,7 +93,7 @@ CARDS = (
          hides=(*TEXTS, "errors.bound", "errors.best", "errors.error", "accuracy.curve", "markers.dk"),
          answer=lambda store: []),
     Card(setup=SETTINGS,
-         prompt=N_("The orange-red line of «Recall error» will be what this summary really does, with labels "
+         prompt=N_("The solid orange-red line of «Recall error» will be what this summary really does, with labels "
                    "pointing in random directions. With fewer pairs than 16, will it be at zero too?"),
          choices=(N_("Yes, zero up to 16 pairs"), N_("No, above zero from the first few pairs")),
          correct=lambda store: 1 if _few(store)[1] > 0.01 else 0, observe=_leaks_text,

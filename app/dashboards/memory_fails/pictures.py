@@ -132,6 +132,13 @@ class WeightsPicture:
         self.figure.vbar(x="x", top="top", width=0.8, source=self.source, color="color", hatch_pattern="hatch",
                          hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=2)
         self.figure.add_layout(Span(location=0, dimension="width", line_color="#52606d", line_width=1))
+        # ✓ over the right pair's bar, ✗ over the one that answered instead: what the two colours mean, said
+        # without them (one text glyph per mark, as in QueriesPicture)
+        self.marks = {}
+        for mark, color in (("✓", RIGHT), ("✗", WRONG_INK)):
+            self.marks[mark] = ColumnDataSource({"x": [], "y": []})
+            self.figure.text(x="x", y="y", text={"value": mark}, source=self.marks[mark], text_align="center",
+                             text_baseline="bottom", text_font_size=CELL_SIZE, text_color=color)
         self.figure.add_tools(HoverTool(tooltips=[(_("pair"), "@x"), (_("weight"), "@top{0.000}")]))
 
     def show(self, weights, target, answer, intruders, title):
@@ -144,7 +151,11 @@ class WeightsPicture:
         low, high = min(weights.min(), 0.0), max(weights.max(), 1.0)
         pad = 0.08 * (high - low)
         self.figure.x_range.update(start=0.4, end=W + 0.6)
-        self.figure.y_range.update(start=low - pad, end=high + pad)
+        self.figure.y_range.update(start=low - pad, end=high + 3 * pad)          # room above the bars for ✓ / ✗
+        marked = {"✓": [target], "✗": [answer] if answer != target else []}     # answered right: no ✗
+        for mark, bars in marked.items():
+            self.marks[mark].data = {"x": [i + 1 for i in bars],
+                                     "y": [max(float(weights[i]), 0.0) + 0.3 * pad for i in bars]}
         self.figure.title.text = title
         hatch = [STRIPES if i in set(intruders) - {answer, target} else " " for i in range(W)]
         self.source.data = {"x": np.arange(1, W + 1), "top": weights, "color": colors, "hatch": hatch}

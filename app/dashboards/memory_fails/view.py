@@ -266,12 +266,12 @@ class QuerySection(pn.viewable.Viewer):
         self.detail_text = Explanation(
             session, width=440,
             elementare=_("Each bar is one stored pair. Its height says how much of that pair's information leaks "
-                         "into the answer when this label is asked: the right pair (blue) should be near 1 and "
-                         "all the others near 0. The orange-red bar is the pair whose information came out instead of "
-                         "the right one; the striped amber bars are the pairs that pushed the answer hardest towards a "
-                         "wrong one. Many small leaks add up, too: that is why a crowded summary fails. "
-                         "The strips of «The read-out, taken apart» show what the right pair gives, and what all "
-                         "the others add on top."),
+                         "into the answer when this label is asked: the right pair (blue, ✓) should be near 1 and "
+                         "all the others near 0. The orange-red bar, marked ✗, is the pair whose information came "
+                         "out instead of the right one; the striped amber bars are the pairs that pushed the "
+                         "answer hardest towards a wrong one. Many small leaks add up, too: that is why a crowded "
+                         "summary fails. The strips of «The read-out, taken apart» show what the right pair gives, and "
+                         "what all the others add on top."),
             superiore=_("The state is linear in the values: $S = \\sum_i v_i w_i^\\top$, with $w_i = k_i$ for the sum "
                         "rule and $w_i = (A_{i+1} \\cdots A_W)^\\top k_i$ with the later transitions for the delta "
                         "rules. So $o = S q = \\sum_i (w_i^\\top q)\\, v_i$; the bars are the weights $w_i^\\top q$ "
@@ -358,7 +358,8 @@ class TrainedSection(pn.viewable.Viewer):
                          "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
                          "question, had to produce the information stored with that label. Each model has its "
                          "own band, one or more rows of squares (as many as fit across), each square a question: "
-                         "blue right, orange-red wrong. The models learned on 64-word sequences with up to 16 "
+                         "blue right, orange-red wrong (each marked ✓ or ✗ up to 40 questions). The models "
+                         "learned on 64-word sequences with up to 16 "
                          "pairs; longer ones ask them more than they practised. Their "
                          "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
                          "mean the summary is full: the model did not keep its labels apart well enough, or "
