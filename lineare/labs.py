@@ -45,7 +45,10 @@ class Lab(pn.Row):
 
     def set(self, **settings):
         """Move knobs from the kernel, as the page's controls do: `lab.set(variant="gla", heads=2)`. The
-        settings and their checks are the laboratory's own (`labs.parameters`); its texts keep its language."""
+        settings and their checks are the laboratory's own (`labs.parameters`); its texts keep its language.
+        Returns None: the laboratory already in its cell follows; returning it would show a second copy in the cell
+        that ran set(), a second Bokeh document of the same panes, and Panel 1.9.4 then hands one document's
+        stylesheets to the other on the next change ("ImportedStyleSheet ... is already in a doc")."""
         store = self.view.store
         values = _checked(type(store), settings, f"{self.slug.replace('-', '_')}.set()")
         # as Panel applies a change from the browser: in the cell's document (the panes the change makes belong
@@ -53,7 +56,6 @@ class Lab(pn.Row):
         with set_curdoc(self._shown_in) if self._shown_in is not None else contextlib.nullcontext():
             with language(self.lang):
                 store.param.update(**values)
-        return self
 
     def export(self, path, *, size=None, fps=None, t=None, table=None):
         """Save the laboratory's current run as `path`, whose suffix says what: .gif, .mp4, .zip (every frame as
