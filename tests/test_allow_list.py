@@ -404,3 +404,65 @@ def test_a_session_callback_that_fails_counts_as_a_refusal_of_the_sessions_socke
             limits.drop_socket(session, socket)
     assert [socket.closed for socket in sockets] == [(1008, "too many refused messages")] * 2
     assert other.closed is None
+
+
+# ------------------------------------------------------------------------------------------------ exact edges
+# every limit written out, as the module docstring says it, so that a raised (or lowered) limit fails here
+
+def test_an_events_values_are_capped_at_200_items_and_4_levels_each():
+    """Each value an event carries is counted on its own: the list itself and its items, 200 in all."""
+    assert websocket.plain_data(list(range(199))) and not websocket.plain_data(list(range(200)))
+    assert websocket.plain_data([[[[1]]]]) and not websocket.plain_data([[[[[1]]]]])      # the 1 at depth 4, 5
+    assert websocket.plain_data("x" * MAX_TEXT) and not websocket.plain_data("x" * (MAX_TEXT + 1))
+
+
+def message(msgtype, content=None, buffers=()):
+    from types import SimpleNamespace
+    return SimpleNamespace(msgtype=msgtype, content={"events": []} if content is None else content,
+                           buffers=list(buffers))
+
+
+def test_only_patches_pulls_and_server_info_are_handled_and_a_patch_carries_no_buffer():
+    document = Document()
+    for handled in ("PATCH-DOC", "PULL-DOC-REQ", "SERVER-INFO-REQ"):
+        websocket.check(message(handled), document)
+    for kind in ("PUSH-DOC", "OK", "ERROR", "PULL-DOC-REPLY", "EVIL"):
+        with pytest.raises(Refused):
+            websocket.check(message(kind), document)
+    with pytest.raises(Refused, match="binary buffers"):
+        websocket.check(message("PATCH-DOC", buffers=[b"\0"]), document)
+    with pytest.raises(Refused):
+        websocket.check(message("PATCH-DOC", content={"events": None}), document)
+
+
+def test_a_value_no_widget_takes_is_refused_even_where_the_widget_has_no_bounds():
+    """A text box has no bounds to check a map against: the value's shape alone refuses it."""
+    document = Document()
+    box = TextInput()
+    document.add_root(box)
+    change = {"kind": "ModelChanged", "model": {"id": box.id}, "attr": "value"}
+    check_event({**change, "new": "text"}, document)
+    for shape in [{"type": "object", "name": "Div", "id": "x"}, {"id": "x"}, [["a"]], list(range(1001))]:
+        with pytest.raises(Refused):
+            check_event({**change, "new": shape}, document)
+
+
+def test_the_limits_are_the_documented_ones():
+    """The numbers app/server/limits.py and websocket.py document (and bench/hostile.py measured): 3 websockets per
+    page, 20 pulls then one per 2 s, a class of 60 new sessions per address then one a second, 3 refusals before the
+    close, half-sent requests cut after 20 s."""
+    assert limits.MAX_SOCKETS_PER_SESSION == 3 and websocket.REFUSALS_BEFORE_CLOSE == 3
+    assert (limits.PULLS_BURST, limits.PULL_EVERY_S) == (20, 2.0)
+    assert limits.NEW_SESSIONS_BURST == 60
+    assert (websocket.MAX_TEXT, websocket.EVENT_ITEMS, websocket.EVENT_DEPTH) == (MAX_TEXT, 200, 4)
+
+
+def test_a_half_sent_request_waits_20_seconds_at_most_by_default():
+    from tornado.httpserver import HTTPServer
+
+    limits.request_timeouts()
+    try:
+        server = HTTPServer(lambda request: None)
+        assert (server.conn_params.header_timeout, server.conn_params.body_timeout) == (20, 20)
+    finally:
+        HTTPServer.configure(None)                                 # Tornado's own defaults for later tests
