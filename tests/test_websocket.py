@@ -620,7 +620,7 @@ def test_the_build_cap_is_80_pages_a_process_60_of_them_from_one_address():
     hosted default, deploy/host.py) fits one address's share, and another address still has places left."""
     from lineare.app.server import building
 
-    assert (building.MAX_WAITING, building.MAX_WAITING_PER_ADDRESS) == (80, 60)      # also --max-waiting-builds'
+    assert (building.MAX_WAITING, building.MAX_WAITING_PER_ADDRESS) == (80, 60)   # --max-waiting-builds' default
     assert 45 <= building.MAX_WAITING_PER_ADDRESS < building.MAX_WAITING
 
 
