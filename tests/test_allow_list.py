@@ -327,44 +327,41 @@ def test_the_presence_beat_keeps_a_page_well_inside_the_idle_timeout():
 
 
 def test_pulls_come_in_a_burst_then_one_per_interval_per_session():
+    """20 pulls at once, then one per 2 s (written out: a raised limit fails here)."""
     socket = Clocked()
     socket.lineare_session = "pulling"
-    assert all(limits.may_pull(socket, now=0.0) for _ in range(limits.PULLS_BURST))
-    assert not limits.may_pull(socket, now=0.0)
-    assert not limits.may_pull(socket, now=limits.PULL_EVERY_S * 0.9)
-    assert limits.may_pull(socket, now=limits.PULL_EVERY_S * 1.05)
-    assert not limits.may_pull(socket, now=limits.PULL_EVERY_S * 1.1)
+    assert [limits.may_pull(socket, now=0.0) for _ in range(21)] == [True] * 20 + [False]
+    assert not limits.may_pull(socket, now=1.8)
+    assert limits.may_pull(socket, now=2.1)
+    assert not limits.may_pull(socket, now=2.2)
     again = Clocked()
     again.lineare_session = "pulling"                       # the same page connected again: nothing given back
-    assert not limits.may_pull(again, now=limits.PULL_EVERY_S * 1.1)
+    assert not limits.may_pull(again, now=2.2)
     other = Clocked()
     other.lineare_session = "another"
-    assert limits.may_pull(other, now=limits.PULL_EVERY_S * 1.1)                         # each page its own
-    assert all(limits.may_pull(socket, now=1000.0) for _ in range(limits.PULLS_BURST))     # refilled, not past it
-    assert not limits.may_pull(socket, now=1000.0)
+    assert limits.may_pull(other, now=2.2)                                                  # each page its own
+    assert [limits.may_pull(socket, now=1000.0) for _ in range(21)] == [True] * 20 + [False]   # refilled, not past
 
 
 def test_an_address_starts_a_class_of_sessions_at_once_then_one_a_second(monkeypatch):
     monkeypatch.setattr(limits, "_new_sessions", limits.Bucket(limits.NEW_SESSIONS_BURST, limits.NEW_SESSION_EVERY_S))
-    assert all(limits.may_start_session("school", now=0.0) for _ in range(limits.NEW_SESSIONS_BURST))
-    assert not limits.may_start_session("school", now=0.0)
+    starts = [limits.may_start_session("school", now=0.0) for _ in range(61)]
+    assert starts == [True] * 60 + [False]                                  # a class of 60 behind one address
     assert limits.may_start_session("home", now=0.0)                                    # each address its own
     assert limits.may_start_session("school", now=limits.NEW_SESSION_EVERY_S * 1.01)
     assert not limits.may_start_session("school", now=limits.NEW_SESSION_EVERY_S * 1.02)
-    assert limits.NEW_SESSIONS_BURST >= 45                                              # a class behind one address
 
 
 def test_a_session_holds_at_most_its_share_of_websockets():
     session = "test-session"
-    sockets = [Clocked() for _ in range(limits.MAX_SOCKETS_PER_SESSION + 1)]
+    sockets = [Clocked() for _ in range(4)]               # 3 per page (written out), then one too many
     for socket in sockets:
         socket.lineare_session = session
     try:
-        assert all(limits.add_socket(session, s) for s in sockets[:-1])
-        assert not limits.add_socket(session, sockets[-1])
+        assert [limits.add_socket(session, s) for s in sockets] == [True, True, True, False]
         limits.socket_closed(sockets[0])                  # closed: its place is free
         assert limits.add_socket(session, sockets[-1])
-        assert len(limits.sockets_of(session)) == limits.MAX_SOCKETS_PER_SESSION
+        assert len(limits.sockets_of(session)) == 3
     finally:
         for socket in sockets:
             limits.socket_closed(socket)
@@ -397,10 +394,64 @@ def test_a_session_callback_that_fails_counts_as_a_refusal_of_the_sessions_socke
     document = SimpleNamespace(session_context=SimpleNamespace(id="failing"))
     try:
         with set_curdoc(document):
-            for _ in range(websocket.REFUSALS_BEFORE_CLOSE):
+            for _ in range(2):
                 websocket.failed_callback(ValueError("Integer parameter must be an integer"))
+            assert [socket.closed for socket in sockets] == [None, None]               # the third closes
+            websocket.failed_callback(ValueError("Integer parameter must be an integer"))
     finally:
         for session, socket in [("failing", sockets[0]), ("failing", sockets[1]), ("another", other)]:
             limits.drop_socket(session, socket)
     assert [socket.closed for socket in sockets] == [(1008, "too many refused messages")] * 2
     assert other.closed is None
+
+
+# ------------------------------------------------------------------------------------------------ exact edges
+# every limit written out, as the module docstring says it, so that a raised (or lowered) limit fails here
+
+def test_an_events_values_are_capped_at_200_items_and_4_levels_each():
+    """Each value an event carries is counted on its own: the list itself and its items, 200 in all."""
+    assert websocket.plain_data(list(range(199))) and not websocket.plain_data(list(range(200)))
+    assert websocket.plain_data([[[[1]]]]) and not websocket.plain_data([[[[[1]]]]])      # the 1 at depth 4, 5
+    assert websocket.plain_data("x" * MAX_TEXT) and not websocket.plain_data("x" * (MAX_TEXT + 1))
+
+
+def message(msgtype, content=None, buffers=()):
+    from types import SimpleNamespace
+    return SimpleNamespace(msgtype=msgtype, content={"events": []} if content is None else content,
+                           buffers=list(buffers))
+
+
+def test_only_patches_pulls_and_server_info_are_handled_and_a_patch_carries_no_buffer():
+    document = Document()
+    for handled in ("PATCH-DOC", "PULL-DOC-REQ", "SERVER-INFO-REQ"):
+        websocket.check(message(handled), document)
+    for kind in ("PUSH-DOC", "OK", "ERROR", "PULL-DOC-REPLY", "EVIL"):
+        with pytest.raises(Refused):
+            websocket.check(message(kind), document)
+    with pytest.raises(Refused, match="binary buffers"):
+        websocket.check(message("PATCH-DOC", buffers=[b"\0"]), document)
+    with pytest.raises(Refused):
+        websocket.check(message("PATCH-DOC", content={"events": None}), document)
+
+
+def test_a_value_no_widget_takes_is_refused_even_where_the_widget_has_no_bounds():
+    """A text box has no bounds to check a map against: the value's shape alone refuses it."""
+    document = Document()
+    box = TextInput()
+    document.add_root(box)
+    change = {"kind": "ModelChanged", "model": {"id": box.id}, "attr": "value"}
+    check_event({**change, "new": "text"}, document)
+    for shape in [{"type": "object", "name": "Div", "id": "x"}, {"id": "x"}, [["a"]], list(range(1001))]:
+        with pytest.raises(Refused):
+            check_event({**change, "new": shape}, document)
+
+
+def test_a_half_sent_request_waits_20_seconds_at_most_by_default():
+    from tornado.httpserver import HTTPServer
+
+    limits.request_timeouts()
+    try:
+        server = HTTPServer(lambda request: None)
+        assert (server.conn_params.header_timeout, server.conn_params.body_timeout) == (20, 20)
+    finally:
+        HTTPServer.configure(None)                                 # Tornado's own defaults for later tests

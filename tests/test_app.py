@@ -311,3 +311,26 @@ def test_hover_numbers_and_knob_values_are_written_in_the_page_language():
     calls = [(str(path), call.lineno, {k.arg for k in call.keywords}) for path in sources
              for call in ast.walk(ast.parse(path.read_text())) if isinstance(call, ast.Call) and is_float_slider(call)]
     assert len(calls) >= 5 and [where for *where, keywords in calls if "format" not in keywords] == []
+
+
+def test_url_caps_at_their_exact_edges():
+    """500 characters of text kept whole, 501 cut with a notice; a whole number of 12 digits read (then
+    clamped), 13 not read at all; a number of 32 characters read, 33 not; an empty switch is no value."""
+    import param
+
+    class Knobs(param.Parameterized):
+        text = param.String(default="")
+        count = param.Integer(default=3, bounds=(0, 10))
+        share = param.Number(default=0.5, bounds=(0.0, 1.0))
+        on = param.Boolean(default=False)
+
+    mapping = {"text": "text", "count": "count", "share": "share", "on": "on"}
+    with language("en"):
+        values, notices = read_query(Knobs, mapping, args(text="x" * 500, count="9" * 12, share="0." + "0" * 29 + "1"))
+        assert values["text"] == "x" * 500 and values["count"] == 10 and values["share"] == 1e-30
+        assert len(notices) == 1 and "outside the range" in notices[0]            # the count clamped, nothing else
+        values, notices = read_query(Knobs, mapping, args(text="x" * 501, count="9" * 13, share="0." + "0" * 30 + "1",
+                                                          on=""))
+    assert values == {"text": "x" * 500, "count": 3, "share": 0.5, "on": False}
+    assert len(notices) == 4 and "first 500 characters" in notices[0]
+    assert all("not valid here" in notice for notice in notices[1:]), notices

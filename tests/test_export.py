@@ -467,3 +467,49 @@ def test_the_first_lesson_exports_its_table_its_summary_and_its_cost():
     assert Image.open(io.BytesIO(make_file(page, "gif", size=SMALL).data)).n_frames == 8
     with language("it"):
         assert " ".join(page.captions(2)).startswith("Parola 3, «ha»")
+
+
+def test_every_export_cap_at_its_edge_and_one_past():
+    """The caps written out: 320 to 1920 pixels wide, 180 to 1080 tall, 1.2 to 2.4 times wider than tall, 0.5 to 8
+    frames per second, 128 frames at 1280 × 720 (the pixels of that), 60 MiB, a link of 2,000 characters."""
+    from lineare.app.export.files import Budget
+    from lineare.app.export.query import split
+
+    for size in [(1920, 1080), (320, 180), (1296, 1080), (1728, 720)]:
+        check("gif", 1, size, 2.0)
+    for size in [(1921, 1080), (319, 180), (1920, 1081), (324, 179), (1295, 1080), (1729, 720)]:
+        with pytest.raises(ExportRefused, match="is not made here"):
+            check("gif", 1, size, 2.0)
+    check("gif", 1, (1280, 720), 0.5)
+    check("gif", 1, (1280, 720), 8.0)
+    for fps in (0.49, 8.01):
+        with pytest.raises(ExportRefused, match="frames per second"):
+            check("gif", 1, (1280, 720), fps)
+    check("mp4", 128, (1280, 720), 2.0)
+    with pytest.raises(ExportRefused, match="at most 128"):
+        check("mp4", 129, (1280, 720), 2.0)
+    budget = Budget()
+    assert len(budget.bytes(b"x" * 60 * 2 ** 20)) == 60 * 2 ** 20
+    with pytest.raises(ExportRefused, match="60 MB"):
+        budget.bytes(b"x" * (60 * 2 ** 20 + 1))
+    head = "/two-bills?a="
+    assert split(head + "x" * (2000 - len(head) - 5) + "&b=12")[1]["b"] == [b"12"]         # 2,000 characters read
+    assert split(head + "x" * (2000 - len(head) - 4) + "&b=12")[1]["b"] == [b"1"]          # the 2,001st not
+
+
+def test_a_session_waits_5_s_between_exports_and_the_server_makes_2_at_a_time(monkeypatch):
+    """Past two waiting exports, a third (of another session) is answered at once with a message."""
+    import asyncio
+    from types import SimpleNamespace
+
+    from lineare.app.export import section
+    from lineare.app.session import Session
+
+    assert (section.PAUSE_S, section.MAX_WAITING) == (5, 2)
+    monkeypatch.setattr(section, "_waiting", [2])
+    with language("en"):
+        one = section.ExportSection(SimpleNamespace(slug="two-bills", session=Session()))
+        one.layout.collapsed = False
+        one._ended = -10.0                                             # no pause to wait
+        assert asyncio.run(one._make()) is None
+    assert "other files" in one.message.object and not one._making

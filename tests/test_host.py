@@ -219,6 +219,11 @@ def test_every_limit_line_reads_its_own_flag(tmp_path):
     given = host.parse(["--run-dir", str(tmp_path), "--per-address", "29", "--class-size", "23"])
     given.status_port = 8090
     assert blocks(host.nginx_conf(given, [8081], tmp_path))[second, pages][0] == "limit_conn address 29;"
+    # static files: 30 per page an address may open, the larger of its burst and its live sessions
+    wide = host.parse(["--run-dir", str(tmp_path), "--per-address", "59", "--burst", "41"])
+    wide.status_port = 8090
+    assert "limit_req zone=files burst=1770 nodelay;" in blocks(host.nginx_conf(wide, [8081], tmp_path))[
+        visitors, "location ^~ /static/"]
 
 
 @pytest.mark.parametrize("reason, flag, value", [("full", "--max-sessions", "37"), ("network", "--class-size", "23"),

@@ -153,6 +153,7 @@ def test_codes_are_read_as_typed():
     assert clean_code("k7qf2mx") is None                            # 7 characters: not a code
     assert clean_code("K7QF2O") is None and clean_code("") is None and clean_code(None) is None
     assert clean_code("x" * 10_000) is None
+    assert clean_code(" " * 14 + "K7QF2M") == "K7QF2M" and clean_code(" " * 15 + "K7QF2M") is None   # 20 typed, 21
 
 
 def test_idle_rooms_are_gone(tmp_path):
@@ -242,6 +243,17 @@ def test_one_address_opens_few_rooms_and_guesses_few_codes():
     assert opened == [True] * projector.ROOMS_PER_ADDRESS + [False] and projector.may_open("198.51.100.8")
     missed = [phone.may_miss("198.51.100.7") for _ in range(phone.MISSES + 1)]
     assert missed == [True] * phone.MISSES + [False] and phone.may_miss("198.51.100.8")
+    # the documented numbers, written out: 5 rooms per address, 20 wrong codes, 12 taps of one phone at once
+    assert (projector.ROOMS_PER_ADDRESS, phone.MISSES, phone.TAPS) == (5, 20, 12)
+    taps = phone.Bucket(phone.TAPS, phone.TAP_EVERY_S)
+    assert [taps.take() for _ in range(13)] == [True] * 12 + [False]
+
+
+def test_a_room_takes_a_class_of_60_by_default(tmp_path):
+    rooms = SqliteRooms(tmp_path / "rooms.sqlite")
+    code, _secret = rooms.open()
+    assert len({rooms.join(code) for _ in range(60)}) == 60
+    refused("full", rooms.join, code)
 
 
 def test_processes_starting_together_all_open_a_fresh_sqlite_file(tmp_path):

@@ -197,6 +197,11 @@ def test_the_secret_key_file(tmp_path, monkeypatch):
     path.write_text("short")
     with pytest.raises(security.SecretKeyProblem, match="32"):
         security.secret_key(path)
+    path.write_text("k" * 31)                                                     # Bokeh's minimum is 32
+    with pytest.raises(security.SecretKeyProblem, match="32"):
+        security.secret_key(path)
+    path.write_text("k" * 32)
+    assert security.secret_key(path) == "k" * 32
     monkeypatch.setenv("BOKEH_SECRET_KEY", "k" * 40)
     assert security.secret_key() == "k" * 40
     monkeypatch.delenv("BOKEH_SECRET_KEY")

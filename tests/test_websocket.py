@@ -615,6 +615,15 @@ def test_pages_opened_and_closed_at_once_from_one_address_are_refused_past_a_cla
     assert churned == ["ACK"] * 3 + [1013] * 2 and other, churned
 
 
+def test_the_build_cap_is_80_pages_a_process_60_of_them_from_one_address():
+    """The defaults written out (the cases below set smaller ones): a class of 45 behind one school address (the
+    hosted default, deploy/host.py) fits one address's share, and another address still has places left."""
+    from lineare.app.server import building
+
+    assert (building.MAX_WAITING, building.MAX_WAITING_PER_ADDRESS) == (80, 60)   # --max-waiting-builds' default
+    assert 45 <= building.MAX_WAITING_PER_ADDRESS < building.MAX_WAITING
+
+
 def test_one_address_cannot_take_every_place_and_another_address_is_built_next(monkeypatch):
     """One client kept the whole cap full (no page opened for anyone in 60 s). Now an address has at most
     MAX_WAITING_PER_ADDRESS of the places (here 3 of 6), and builds take turns by address: a visitor arriving
