@@ -124,7 +124,8 @@ def card_words(slug, number, session):
                              "tap a few points; by keyboard, Tab to the picture, then the arrow keys."),
              "sketch_clear": _("Clear"), "sketch_check": _("Show the real line"),
              "play": "▶ " + _("Play") + " / ❚❚", "step": _("Step") + " →", "step_of": _("Step {t} of {n}"),
-             "sketch_point": _("Point {n} of {count}, at {height}% of the axis.")}
+             "sketch_point": _("Point {n} of {count}, at {height}% of the axis."),
+             "card_of": _("Card {n} of {count}").format(n=number, count=len(LESSONS[slug]))}
     return {**words, **links(slug, number, session)}
 
 

@@ -27,6 +27,7 @@ LESSON_CSS = """
                   border-radius: 6px; padding: 2px 10px; }
 .head a:hover, .end a:hover { background: #e6eef6; }
 .head a[aria-disabled="true"] { visibility: hidden; }
+.head .short { display: none; }
 .prompt { margin: 6px 0; font-weight: 600; }
 .choices { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; }
 .ask { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
@@ -72,13 +73,16 @@ LESSON_CSS = """
                                       background: linear-gradient(to right, rgba(247, 250, 252, 0), #f7fafc 40%); }
 .card.present .sketch .how { display: none; }
 @media (max-width: 600px) {     /* a phone: a third of the screen at most, the rest scrolls inside the card */
-  .card { padding: 6px 10px; margin: 2px 4px 6px 4px; max-height: 33vh; overflow-y: auto;
+  .card { padding: 4px 10px; margin: 2px 4px 6px 4px; max-height: 33vh; overflow-y: auto;
           font-size: calc(16px * var(--lineare-scale, 1)); }
+  /* a six-line question and four choices still fit in that third before anything scrolls */
+  .prompt { font-size: calc(15px * var(--lineare-scale, 1)); line-height: 1.35; margin: 4px 0; }
   .head { font-size: 14px; gap: 4px; }
   .head span { flex: 1 1 auto; text-align: center; }
+  .head .long { display: none; } .head .short { display: inline; }   /* the page's header names the lesson */
   .head a { padding: 2px 8px; white-space: nowrap; }
   .head a .word { display: none; }              /* the arrows alone; the link keeps its name (aria-label) */
-  .choices { gap: 6px; }
+  .choices { gap: 4px 6px; margin: 2px 0; }
   .choices button, .sketch button, .keys button { padding: 4px 10px; min-height: 40px; }
   .sketch .how { display: none; }               /* the instruction says it */
   /* the buttons of the action right under the choices, the instruction under them: in the card's third of the

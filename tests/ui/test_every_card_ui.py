@@ -11,6 +11,9 @@ on a phone, 390×844, answered by touch), and on each load everything checked at
 - the action: the player stepped up to the card's frame (the card's own → first), or a curve sketched on the
   empty axes (by mouse, by touch on a phone, by the arrow keys on one card): the sketch is kept, drawn by the
   server as a series of its own, and the true line drawn with it (the picture's pixels change); the verdict shows;
+- on a phone, where the card scrolls inside its third of the screen: the choices whole in the card's sight before
+  a choice, the instruction and its buttons after it, the verdict and what happened after the action (from their
+  start, and to their end when they fit);
 - no console error and no Bokeh "out of bounds" warning.
 
 Two cards also try a knob: the level switched in place (the card's links follow) and α moved off its card's value
@@ -109,6 +112,21 @@ VISIBLE_TEXT = """() => {
   return out.join(" ").split(/\\s+/).join(" ");
 }"""
 SMALLEST = 40                       # px: a picture smaller than this is not a picture
+# which of the card's parts matching a selector are drawn but not wholly in the card's own sight (a phone's card
+# scrolls inside its third of the screen: a part below its edge is cut off)
+CUT_IN_CARD = """(card, selector) => {
+  const box = card.getBoundingClientRect(), top = box.top + card.clientTop, bottom = top + card.clientHeight
+  return [...card.querySelectorAll(selector)].filter((e) => e.getBoundingClientRect().height > 0)
+    .filter((e) => e.getBoundingClientRect().top < top - 1 || e.getBoundingClientRect().bottom > bottom + 1)
+    .map((e) => e.textContent.trim().slice(0, 40))
+}"""
+# the verdict and what happened, in the card's sight as far as they fit: from their start, to their end when they fit
+OBSERVATION_CUT = """(card) => {
+  const box = card.getBoundingClientRect(), top = box.top + card.clientTop, bottom = top + card.clientHeight
+  const said = card.querySelector(".observe").getBoundingClientRect()
+  const fits = said.height <= card.clientHeight - 8
+  return said.top < top - 1 || (fits && said.bottom > bottom + 1) || (!fits && said.top > top + 12)
+}"""
 
 
 def expectations():
@@ -227,6 +245,9 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_the_student_ac
         if not figures or small:
             problems.append(f"{where}: pictures drawn too small {small} of {len(figures)}")
         buttons = card.locator(".choices button")
+        cut = card.evaluate(CUT_IN_CARD, ".choices button") if phone else []
+        if cut:
+            problems.append(f"{where}: choices cut off at the card's edge before a choice: {cut}")
         for k in range(buttons.count()):
             if not inside(buttons.nth(k).bounding_box(), size["width"], size["height"]):
                 problems.append(f"{where}: choice {k + 1} not on the first screen")
@@ -262,6 +283,11 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_the_student_ac
                 problems.append(f"{where}: what the card names is off the screen after the choice")
         if record.at is not None and not on_screen(card.locator(".keys button.play").bounding_box(), size):
             problems.append(f"{where}: the card says to press ▶ and no ▶ is on the screen")
+        if phone and acts:
+            page.wait_for_timeout(300)
+            cut = card.evaluate(CUT_IN_CARD, ".press, .keys button, .sketch button")
+            if cut:
+                problems.append(f"{where}: after a choice, what to do is cut off at the card's edge: {cut}")
         if record.guess is not None:
             how = "touch" if phone else "keys" if (slug, number) == BY_KEYBOARD else "mouse"
             sketch(page, card, how)
@@ -284,6 +310,8 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_the_student_ac
             problems.append(f"{where}: no verdict after the action")
             continue
         page.wait_for_timeout(600)
+        if phone and card.evaluate(OBSERVATION_CUT):
+            problems.append(f"{where}: the verdict and what happened are cut off at the card's edge")
         after = page.evaluate(HELD, SKETCH)
         if record.guess is not None and not any(n >= 2 for n in after["sketched"]):
             problems.append(f"{where}: the sketch ({how}) is not kept on the picture: {after['sketched']}")

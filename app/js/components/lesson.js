@@ -185,7 +185,12 @@ export function render({ model, el, view }) {
     return a
   }
   const head = document.createElement("div"); head.className = "head"
-  const title = document.createElement("span"); title.innerHTML = model.heading
+  // the lesson's title and the card's number; a phone, whose page header already names the lesson, shows the
+  // number alone, so the head keeps to one line of the card's third of the screen
+  const title = document.createElement("span")
+  const long = document.createElement("span"); long.className = "long"; long.innerHTML = model.heading
+  const short = document.createElement("span"); short.className = "short"; short.textContent = w.card_of || ""
+  title.append(long, short)
   const previous = arrowed(w.previous, w.previous_href, "previous", true)
   const next = arrowed(model.last ? w.next_lesson : w.next, w.next_href, "next", false)
   head.append(previous, title, next)
@@ -278,9 +283,24 @@ export function render({ model, el, view }) {
     observe.hidden = false
     press.hidden = keys.hidden = sketch.hidden = true
     end.hidden = !model.last
+    inSight([observe, end])
     card.dataset.revealed = right ? "right" : "wrong"
     const text = (html) => { const box = document.createElement("div"); box.innerHTML = html; return box.textContent }
     say([said, text(model.observe), text(model.differ)].filter((part) => part.trim()).join(" "))
+  }
+  // a phone's card scrolls inside its third of the screen (app/components/lesson.py): what it has just shown (the
+  // action's buttons and instruction after a choice, the verdict after the action) is scrolled into the card's
+  // sight, all of it when it fits, else from its start; the page itself does not move
+  function inSight(parts) {
+    requestAnimationFrame(() => {
+      const shown = parts.filter((part) => !part.hidden && part.getBoundingClientRect().height > 0)
+      if (!shown.length || card.scrollHeight <= card.clientHeight + 1) { return }
+      const box = card.getBoundingClientRect(), at = (y) => y - box.top + card.scrollTop
+      const top = Math.min(...shown.map((part) => at(part.getBoundingClientRect().top)))
+      const bottom = Math.max(...shown.map((part) => at(part.getBoundingClientRect().bottom)))
+      const room = card.clientHeight - 8
+      card.scrollTop = bottom - top <= room ? Math.min(top, Math.max(card.scrollTop, bottom - room)) : top - 4
+    })
   }
   function sendSketch() {
     if (sent || !layer) { return false }
@@ -338,6 +358,7 @@ export function render({ model, el, view }) {
       if (sketching) { startSketch() }
       if (model.at >= 0 && startFrame === null) { startFrame = frame() }
       if (first && model.press) { say(press.textContent.trim()) }
+      inSight([keys, sketch, press])
       if (model.at >= 0 && frame() >= model.at) { model.played = true }
     }
     // once chosen, Space belongs to the page's player (play, pause), not to this button again
