@@ -215,7 +215,13 @@ export function render({ model, el, view }) {
     live.append(start, note)
     ask.append(live)
     const shown = (view, said) => { live.hidden = view === "on"; note.textContent = said || "" }
-    const onClass = (event) => shown(event.detail.view, event.detail.note)
+    // a class's panel opening (or closing) narrows (or widens) the page: the part the card speaks of comes back
+    // under it
+    const onClass = (event) => {
+      const was = live.hidden
+      shown(event.detail.view, event.detail.note)
+      if (live.hidden !== was) { bringAgain() }
+    }
     shown(document.body.dataset.lineareClass, "")
     document.addEventListener("lineare:class", onClass)
     model.on("remove", () => document.removeEventListener("lineare:class", onClass))
