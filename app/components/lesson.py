@@ -33,12 +33,10 @@ LESSON_CSS = """
 .ask { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
 .ask .choices { flex: 0 1 auto; }
 .class-start { margin-left: auto; display: flex; flex-wrap: wrap; gap: 8px; align-items: center; }
-.class-start button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px; border-radius: 8px;
-                      min-height: 44px; border: 2px solid #1d4f7a; background: #1d4f7a; color: white;
-                      font-weight: 600; cursor: pointer; }
 .class-start .note { color: #3e2c00; }
 .class-start .note:empty { display: none; }
-.choices button, .sketch button, .keys button { font-size: calc(16px * var(--lineare-scale, 1)); padding: 6px 14px;
+.choices button, .sketch button, .keys button, .class-start button { font-size: calc(16px * var(--lineare-scale, 1));
+                                  padding: 6px 14px;
                                   border-radius: 8px; border: 2px solid #1d4f7a; background: white; color: #1d4f7a;
                                   cursor: pointer; min-height: 44px; }
 .choices button:focus-visible, .class-start button:focus-visible, .head a:focus-visible, .end a:focus-visible,
@@ -46,7 +44,8 @@ LESSON_CSS = """
   outline: 3px solid #102a43; outline-offset: 2px; box-shadow: 0 0 0 5px white; }
 .choices button[aria-pressed="true"] { background: #1d4f7a; color: white; }
 .sketch button:disabled { border-color: #9fb3c8; color: #7b8794; cursor: default; }
-.sketch button.go:not(:disabled) { background: #1d4f7a; color: white; }
+.sketch button.go:not(:disabled), .class-start button { background: #1d4f7a; color: white; }
+.class-start button { font-weight: 600; }
 .press { margin: 6px 0 2px 0; color: #8d5a00; font-weight: 600; }
 .keys { display: flex; flex-wrap: wrap; gap: 8px; margin: 4px 0; align-items: center; }
 .keys .where { color: #52606d; font-size: calc(16px * var(--lineare-scale, 1)); font-variant-numeric: tabular-nums; }
