@@ -7,7 +7,8 @@ each server of the hosted mode runs; from --app-dir, e.g. an older checkout, to 
 change).
 A victim, a protocol client as a browser speaks it (bench.load.Viewer), opens the state page (page open: GET sent →
 document received) and moves its β slider (knob: change sent → the new run received) for --seconds alone, then
-again while the attack runs from another loopback address (127.0.0.2, as another network would be). Printed: the
+again while the attack runs from another loopback address (127.0.0.2, as another network would be), in a
+process of its own (as another machine would be). Printed: the
 victim's page open and knob p50/p95 alone and under the attack, what the attack was answered, and the server's RSS
 and CPU. The queue flood's victim changes Where memory fails' seed instead of a knob (the seed's new curve).
 
@@ -27,6 +28,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import multiprocessing
 import os
 import random
 import subprocess
@@ -268,18 +270,34 @@ FLOODS = {"knob": knob_flood, "queue": queue_flood, "builds": build_flood, "chur
           "event": event_flood, "pulls": pull_flood, "sockets": socket_flood}
 
 
-async def under(base, flood, seconds, seeds=False):
-    """The victim alone, then while `flood` runs: {"alone": …, "attacked": …, "attack": counts}."""
+def flood_process(name, base, stop, counts):
+    """Flood `name` until `stop` is set, then put what it was answered in `counts`. It runs in a process of its own,
+    as a real attacker is another machine: sharing the victim's event loop, the flood's coroutines delayed the
+    victim's own reading of its replies, and the victim's times were partly the attacker's."""
+    async def run():
+        attack = Attack()
+        tasks = [asyncio.ensure_future(task) for task in FLOODS[name](attack, base)]
+        while not stop.is_set():
+            await asyncio.sleep(0.1)
+        attack.stopping = True
+        await asyncio.wait(tasks, timeout=30)
+        counts.put({"sent": attack.sent, "refused": attack.refused, "closed": attack.closed, "errors": attack.errors})
+    asyncio.run(run())
+
+
+async def under(base, name, seconds, seeds=False):
+    """The victim alone, then while the flood `name` runs: {"alone": …, "attacked": …, "attack": counts}."""
     alone = await victim(base, seconds, seeds)
-    attack = Attack()
-    tasks = [asyncio.ensure_future(task) for task in flood(attack, base)]
-    await asyncio.sleep(2.0)                                         # the flood is on before the victim comes
+    spawn = multiprocessing.get_context("spawn")
+    stop, counts = spawn.Event(), spawn.Queue()
+    attacker = spawn.Process(target=flood_process, args=(name, base, stop, counts), daemon=True)
+    attacker.start()
+    await asyncio.sleep(4.0)                           # the flood is on (its process started) before the victim comes
     attacked = await victim(base, seconds, seeds)
-    attack.stopping = True
-    await asyncio.wait(tasks, timeout=30)
-    return {"alone": alone, "attacked": attacked,
-            "attack": {"sent": attack.sent, "refused": attack.refused, "closed": attack.closed,
-                       "errors": attack.errors}}
+    stop.set()
+    attack = await asyncio.get_running_loop().run_in_executor(None, counts.get, True, 60)
+    attacker.join(timeout=10)
+    return {"alone": alone, "attacked": attacked, "attack": attack}
 
 
 async def buffers_bomb(base, process):
@@ -363,7 +381,7 @@ def measure(name, app_dir, seconds):
             elif name == "export":
                 result = await export(base, process)
             else:
-                result = await under(base, FLOODS[name], seconds, seeds=(name == "queue"))
+                result = await under(base, name, seconds, seeds=(name == "queue"))
             result["server_cpu_s"] = round(cpu_seconds(process) - cpu, 1)
             result["server_rss_mib"] = round(process.memory_info().rss / 2 ** 20)
             return result

@@ -113,6 +113,21 @@ def test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock(
     assert reply.msgtype == "PULL-DOC-REPLY" and reply.header["reqid"] == asking.header["msgid"]
     assert reply.content["doc"]["roots"][0]["attributes"]["text"] == "<b>a page</b>"
     assert session._pending_writes is None and not session._lock.held
+    # while another address's build has the page work's turn, a new page's first pull (the end of its opening) is
+    # written at once; its next pull waits for the turn
+    from lineare.app.server import limits
+
+    async def beside_a_build():
+        fresh = Session()
+        fresh.document = doc
+        async with limits.PAGE_WORK.turn("another address", "its session"):
+            first = await asyncio.wait_for(ServerSession._handle_pull(fresh, asking, connection), 5)
+            second = asyncio.ensure_future(ServerSession._handle_pull(fresh, asking, connection))
+            await asyncio.sleep(0.2)
+            assert not second.done()
+        return first, await asyncio.wait_for(second, 5)
+
+    assert [r.msgtype for r in asyncio.run(beside_a_build())] == ["PULL-DOC-REPLY"] * 2
 
 
 STABLE_DEFAULTS = r"""

@@ -16,7 +16,9 @@ Invariants:
   never see each other's document; Panel's current document and the page's language live in a context
   variable copied into the build;
 - pages are built one at a time, taking turns with document pulls fairly among addresses (app/server/limits.py:
-  a crowd of builds from one address waits behind one build of each other address);
+  a crowd of builds from one address waits behind one build of each other address); a new page's first pull
+  takes no turn of its own (it runs beside whatever has the turn), so that its visitor waits once for the
+  others, not twice;
 - a PULL-DOC reply is written while the session's document lock is held: nothing changes the Document meanwhile;
 - a build whose websocket closed while it waited is skipped, and its session discarded at the next check;
 - at most `MAX_WAITING` builds wait or run at once per server process (`python -m lineare.app --max-waiting-builds`),
@@ -31,6 +33,7 @@ module only on a tested (Panel, Bokeh, param) set and only if what it replaces i
 log line, and pages are built on the loop as plain Panel does).
 """
 import asyncio
+import contextlib
 import contextvars
 import functools
 import logging
@@ -221,7 +224,14 @@ def write_pulls_off_loop():
     from bokeh.server.session import ServerSession, _needs_document_lock
 
     async def _handle_pull(self, message, connection):
-        async with limits.PAGE_WORK.turn(limits.address_of(getattr(connection, "_socket", None)), self.id):
+        # a new page's first pull finishes its opening, begun by its build's turn: it takes no second turn (its
+        # visitor would wait for one more build of each other address). One per session, and each session's build
+        # waited its turn: a pull past the first takes its turn like a build.
+        first = not getattr(self, "lineare_pulled", False)
+        self.lineare_pulled = True
+        turn = contextlib.nullcontext() if first else limits.PAGE_WORK.turn(
+            limits.address_of(getattr(connection, "_socket", None)), self.id)
+        async with turn:
             return await asyncio.get_running_loop().run_in_executor(
                 WRITER, connection.protocol.create, "PULL-DOC-REPLY", message.header["msgid"], self.document)
 
