@@ -6,11 +6,11 @@ For each attack a fresh server is started (`python -m lineare.app --one-process 
 each server of the hosted mode runs; from --app-dir, e.g. an older checkout, to measure the same attack before a
 change).
 A victim, a protocol client as a browser speaks it (bench.load.Viewer), opens the state page (page open: GET sent →
-document received) and moves its β slider (knob: change sent → the new run received) for --seconds alone, then
-again while the attack runs from another loopback address (127.0.0.2, as another network would be), in a
-process of its own (as another machine would be). Printed: the
-victim's page open and knob p50/p95 alone and under the attack, what the attack was answered, and the server's RSS
-and CPU. The queue flood's victim changes Where memory fails' seed instead of a knob (the seed's new curve).
+document received) and moves its β slider (knob: change sent → the new run received) for --seconds alone, then again
+while the attack runs from another loopback address (127.0.0.2, as another network would be), in a process of its
+own (as another machine would be). Printed: the victim's page open and knob p50/p95 alone and under the attack, what
+the attack was answered, and the server's RSS and CPU. The queue flood's victim changes Where memory fails' seed
+instead of a knob (the seed's new curve).
 
 Attacks (the hostile visitor of issue 45):
   knob     3 sessions turn the trained state page's example number every 0.3 s (its run was computed on the loop)
