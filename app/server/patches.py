@@ -97,7 +97,7 @@ PATCHES = (
           "the Row Panel makes around every pane made when first read",
           (("panel.pane.base.PaneBase.__init__", FUNCTION), ("panel.pane.base.PaneBase._sync_layoutable", FUNCTION)),
           "tests/test_building.py::test_a_pane_layout_made_when_read_is_the_one_panel_makes",
-          "survives? (Panel, guarded by its source)",
+          "survives? (Panel 1.10.0a3's PaneBase.__init__ has the same source: the guard passes)",
           sources=(("panel.pane.base.PaneBase.__init__", "e183ce8d27dd816f"),),
           replaces=("panel.pane.base.PaneBase.__init__", "panel.pane.base.PaneBase._sync_layoutable",
                     "panel.pane.base.PaneBase.layout")),
@@ -105,13 +105,13 @@ PATCHES = (
           "Panel's list of synced parameters made once per component converted",
           (("panel.reactive.Syncable._init_params", FUNCTION),),
           "tests/test_building.py::test_synced_parameters_listed_once_give_panels_own_parameters",
-          "survives? (Panel, guarded by its source)",
+          "survives? (Panel 1.10.0a3's Syncable._init_params has the same source: the guard passes)",
           sources=(("panel.reactive.Syncable._init_params", "3c20aeeded14dbf2"),)),
     Patch("kept-pages-written-once", SPEED, "write_kept_pages_once",
           "a kept session's HTML written once, each GET's token put in",
           (("panel.io.server.server_html_page_for_session", FUNCTION), ("panel.io.state.state._sessions", ANY)),
           "tests/test_building.py::test_a_kept_page_is_written_once_and_each_get_gets_its_own_token",
-          "survives? (Panel)",
+          "survives? (Panel 1.10.0a3's server_html_page_for_session has the same source)",
           replaces=("panel.io.server.server_html_page_for_session",)),
     Patch("build-on-thread", BUILDING, "install",
           "pages built on one builder thread, in turns address by address; websockets past the cap (all, or one "
@@ -122,8 +122,10 @@ PATCHES = (
            ("bokeh.io.doc._PATCHED_CURDOCS", LIST), ("panel.io.state.state._thread_id_", ANY),
            (f"{WS}._async_open", COROUTINE), (f"{WS}.on_close", FUNCTION)),
           "tests/test_websocket.py::test_past_the_cap_a_new_websocket_is_told_the_server_is_busy",
-          "cannot survive: _PATCHED_CURDOCS is a ContextVar there; unneeded: Bokeh 3.10 builds sessions off the "
-          "loop itself",
+          "cannot survive: _PATCHED_CURDOCS is a ContextVar of a tuple there (Panel 1.10's tests set it to ()); "
+          "unneeded: Bokeh 3.10 runs a Document's initialization off the loop with asyncio.to_thread, in the "
+          "loop's default executor (Panel 1.10 installs its --num-threads pool there); the turns and the cap "
+          "would move to the websocket's open, before Bokeh makes the session",
           replaces=("panel.io.application.Application.on_session_created",
                     "panel.io.application.Application.initialize_document", "bokeh.io.doc._PATCHED_CURDOCS",
                     f"{WS}._async_open", f"{WS}.on_close")),
@@ -132,7 +134,8 @@ PATCHES = (
           (("bokeh.server.session.ServerSession._handle_pull", FUNCTION),
            ("bokeh.server.session._needs_document_lock", FUNCTION)),
           "tests/test_building.py::test_a_pulled_document_is_written_on_its_own_thread_under_the_sessions_lock",
-          "survives? (private decorator; nothing known against it)",
+          "survives?, maybe unneeded: Bokeh 3.10 runs locked callbacks with asyncio.to_thread (Panel 1.10's "
+          "compat notes); whether its pull handler is one is not known here",
           replaces=("bokeh.server.session.ServerSession._handle_pull",)),
     Patch("malformed-tokens-refused", SECURITY, "refuse_malformed_tokens",
           "a malformed bokeh-token: a 400 page or a closed socket and one log line, not a 500 and a traceback",
@@ -150,7 +153,7 @@ PATCHES = (
           (("panel.io.server.DocHandler.get", FUNCTION), ("panel.io.state.state._session_key_funcs", ANY),
            ("panel.io.state.state._sessions", ANY)),
           "tests/test_websocket.py::test_a_kept_session_is_never_handed_to_a_visitor",
-          "survives? (Panel)",
+          "survives? (Panel 1.10.0a3's DocHandler.get has the same source)",
           replaces=("panel.io.server.DocHandler.get",)),
     Patch("security-headers", SECURITY, "send_security_headers",
           "every answer carries security-headers.conf's headers",
