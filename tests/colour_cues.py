@@ -101,7 +101,8 @@ def _texts_at(figure):
     """{place: {text}}: every text a Text glyph writes, by its (x, y), its x and its y."""
     found = {}
     for renderer in figure.renderers:
-        if not isinstance(renderer, GlyphRenderer) or type(renderer.glyph).__name__ != "Text":
+        if not isinstance(renderer, GlyphRenderer) or type(renderer.glyph).__name__ != "Text" or \
+                not renderer.visible or not _shown(renderer.glyph, renderer.data_source):
             continue
         glyph, source = renderer.glyph, renderer.data_source
         columns = {name: _spec(glyph, name, source) for name in ("x", "y", "text")}
@@ -166,7 +167,8 @@ def told_by_colour_alone(figure):
                 legend_of[renderer.id] = (legend.id, number)
     series, problems, texts = {}, [], _texts_at(figure)
     for renderer in figure.renderers:
-        if not isinstance(renderer, GlyphRenderer) or not _shown(renderer.glyph, renderer.data_source):
+        if not isinstance(renderer, GlyphRenderer) or not renderer.visible or \
+                not _shown(renderer.glyph, renderer.data_source):
             continue
         glyph, source = renderer.glyph, renderer.data_source
         prop = _colour_spec(glyph, source)
