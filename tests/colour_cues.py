@@ -98,8 +98,8 @@ def _rows(source):
 
 
 def _texts_at(figure):
-    """{place: {text}}: every text a Text glyph writes, by its (x, y), its x and its y."""
-    found = {}
+    """[(x, y, text)]: every text a Text glyph of `figure` draws."""
+    found = []
     for renderer in figure.renderers:
         if not isinstance(renderer, GlyphRenderer) or type(renderer.glyph).__name__ != "Text" or \
                 not renderer.visible or not _shown(renderer.glyph, renderer.data_source):
@@ -109,9 +109,25 @@ def _texts_at(figure):
         for i in range(_rows(source)):
             x, y, text = (source.data[v][i] if k == "field" else v for k, v in columns.values())
             if str(text).strip():
-                for place in ((_key(x), _key(y)), ("x", _key(x)), ("y", _key(y))):
-                    found.setdefault(place, set()).add(str(text))
+                found.append((_key(x), _key(y), str(text)))
     return found
+
+
+def _near(a, b):
+    """Whether a text at `a` stands over a bar at `b` (bars one unit apart: a text over the gap between two
+    stands over both)."""
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return abs(a - b) <= 0.5
+    return a == b
+
+
+def _texts_by(texts, kind, x, y):
+    """The texts written at a row's place: over a bar (its x; a horizontal bar's y), else at its (x, y)."""
+    if kind == "VBar":
+        return frozenset(text for tx, _ty, text in texts if _near(tx, x))
+    if kind == "HBar":
+        return frozenset(text for _tx, ty, text in texts if _near(ty, y))
+    return frozenset(text for tx, ty, text in texts if (tx, ty) == (x, y))
 
 
 def _key(value):
@@ -140,10 +156,9 @@ def _coloured_rows(figure, renderer, field, texts):
             continue
         x = source.data[x_spec[1]][i] if x_spec[0] == "field" else x_spec[1]
         y = source.data[y_spec[1]][i] if y_spec[0] == "field" else y_spec[1]
-        place = ("x", _key(x)) if kind == "VBar" else ("y", _key(y)) if kind == "HBar" else (_key(x), _key(y))
         cue = (str(source.data[hatch[1]][i] if hatch[0] == "field" else hatch[1] or "").strip(),
                source.data[marker[1]][i] if marker[0] == "field" else marker[1],
-               frozenset(texts.get(place, ())),
+               _texts_by(texts, kind, _key(x), _key(y)),
                _factor(_key(x)) if isinstance(figure.x_range, FactorRange) else None,
                _factor(_key(y)) if isinstance(figure.y_range, FactorRange) else None)
         cues.setdefault(colour, set()).add(cue)

@@ -203,7 +203,9 @@ def test_the_view_draws_the_answer_taken_apart_and_the_map():
         assert f"Layer 1: {verdict}" in view.forensics.verdicts[0].elementare
         # told without colours: ✓ over the asked pair's bars, the largest others striped; the grid's squares ✓ / ✗
         for picture in view.forensics.pictures:
-            assert list(picture.asked.data["x"]) == list(found.right)
+            marks = picture.asked.data["x"]                  # one ✓ over a key and its value, right after it
+            assert 1 <= len(marks) <= len(found.right)
+            assert all(any(abs(x - i) <= 0.5 for x in marks) for i in found.right)
             assert not told_by_colour_alone(picture.parts)
         others = set(found.verdicts[1].others) - set(found.right)
         assert others and {bars["hatch"][i] for i in others} == {"/"}

@@ -51,7 +51,7 @@ class ForgettingPicture:
             self.picture.label(variant, _(REGISTRY[variant].short), [variant, f"{variant} marks"])
             curve = forgetting_curve(variant)
             self.picture.show(variant, tokens, curve)
-            marked = np.arange(2 + round(MARKS_EVERY * number / len(ARCHITECTURES)), TOKENS + 1, MARKS_EVERY)
+            marked = np.arange(2 + round(MARKS_EVERY * number / len(ARCHITECTURES)), TOKENS, MARKS_EVERY)
             self.picture.show(f"{variant} marks", tokens[marked], np.asarray(curve)[marked])
         self.picture.set_ranges(x=(0, TOKENS), y=(0, 1.04))
         self.picture.figure.add_tools(HoverTool(tooltips=[(_("tokens after it was written"), "@x"),

@@ -195,7 +195,7 @@ class TrainedPicture:
         # past MARKED queries a square is too small for a ✓ or ✗: a wrong one is striped as well as orange-red
         self.grid.rect(x="x", y="y", width=0.92, height="h", source=self.cells, fill_color="color", line_color=None,
                        nonselection_fill_alpha=1.0, selection_fill_alpha=1.0, hatch_pattern="hatch",
-                       hatch_color="white", hatch_alpha=0.9, hatch_scale=7, hatch_weight=2)
+                       hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=1)
         self.picked = ColumnDataSource({"x": [], "y": [], "h": []})        # the answer taken apart below
         self.grid.rect(x="x", y="y", width=0.98, height="h", source=self.picked, fill_alpha=0, line_color=INK,
                        line_width=3)
@@ -335,9 +335,10 @@ class WritesPicture:
         self.parts = style_figure(new_figure(title=_("Layer {n}: the parts of the read-out").format(n=layer),
                                          width=470, height=250, x_range=Range1d(-0.5, 1), y_range=Range1d(-0.1, 1)),
                                   "", _("share of the read-out"))
-        # the asked pair's bars carry a ✓ above them, the largest others are striped: both told without their colours
+        # the asked pair's bars carry a ✓ above them, the largest others are striped (thinly: the bars are a few px
+        # wide): both told without their colours
         self.parts.vbar(x="x", top="top", width=0.85, source=self.bars, color="color", hatch_pattern="hatch",
-                        hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=2)
+                        hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=1)
         self.asked = ColumnDataSource({"x": [], "y": []})
         self.parts.text(x="x", y="y", text={"value": "✓"}, source=self.asked, text_align="center",
                         text_baseline="bottom", text_font_size=CELL_SIZE, text_color=RIGHT)
@@ -377,8 +378,18 @@ class WritesPicture:
         pad = 0.08 * (high - low)
         end = len(share) - 0.5
         self.parts.x_range.update(start=-0.5, end=end)
-        self.parts.y_range.update(start=low - pad, end=high + 3 * pad)             # room above the bars for ✓
-        self.asked.data = {"x": [int(i) for i in right], "y": [max(float(share[i]), 0.0) + 0.3 * pad for i in right]}
+        self.parts.y_range.update(start=low - pad, end=high + 3 * pad)            # room above the bars for ✓
+        # one ✓ over each run of neighbouring positions (a key and its value, right after it): two marks 16 px wide
+        # over bars a few px apart would overlap; above the bars it spans too (±2 bars: 16 px on a phone)
+        runs = []
+        for i in sorted(int(i) for i in right):
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        self.asked.data = {"x": [sum(run) / len(run) for run in runs],
+                           "y": [max(float(share[max(run[0] - 2, 0):run[-1] + 3].max()), 0.0) + 0.3 * pad
+                                 for run in runs]}
         self.why.set_ranges(x=(-0.5, end), y=(min(-1.0, float(parts.similarity.min())),
                                               max(1.05, float(parts.kept.max()) * 1.05)))
         self.why.show("kept", positions, parts.kept)
