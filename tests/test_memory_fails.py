@@ -182,6 +182,7 @@ def test_store_follows_its_settings():
 def test_view_draws_a_picked_query():
     from lineare.app.dashboards.memory_fails.pictures import RIGHT, WRONG
     from lineare.app.dashboards.memory_fails.view import MemoryView
+    from tests.colour_cues import told_by_colour_alone
 
     session = Session()
     store = MemoryStore(d_k=16, pairs=24)
@@ -199,6 +200,7 @@ def test_view_draws_a_picked_query():
         # and told without the colours: ✓ over the right pair's bar, ✗ over the pair that answered instead
         marks = {mark: list(source.data["x"]) for mark, source in view.weights.marks.items()}
         assert marks == {"✓": [store.run.targets[wrong - 1] + 1], "✗": [store.run.answers[wrong - 1] + 1]}
+        assert not told_by_colour_alone(view.weights.figure) and not told_by_colour_alone(view.queries.figure)
         right = next(q for q in range(1, 25) if q != wrong and store.run.right[q - 1])
         view.queries.picked("indices", [], [right - 1])
         assert list(view.weights.marks["✗"].data["x"]) == [] and len(view.weights.marks["✓"].data["x"]) == 1
@@ -233,6 +235,29 @@ def test_the_held_out_bars_write_percentages_as_the_texts_do(lang):
         picture = TrainedPicture(mf.ACCURACY_EXAMPLES, lambda *_args: None)
         picture.show_accuracy({"softmax": 0.755, "linear": 0.0625})
     assert sorted(picture.bars.data["label"]) == ["6%", "76%"]
+
+
+@pytest.mark.parametrize("queries", [8, 64])
+def test_the_trained_squares_say_right_and_wrong_without_their_colours(queries):
+    """Up to 40 questions each square carries its ✓ or ✗; past them a wrong square is striped (and a right one
+    plain): either way right and wrong differ by more than blue and orange-red."""
+    from lineare.app.dashboards.memory_fails.pictures import RIGHT, WRONG_INK, TrainedPicture
+    from tests.colour_cues import told_by_colour_alone
+
+    expected = np.arange(queries) + 128
+    predicted = {v: np.where(np.arange(queries) % (i + 2) == 0, 0, expected) for i, v in enumerate(("gla", "linear"))}
+    example = SimpleNamespace(positions=np.arange(queries), expected=expected, predicted=predicted,
+                              tokens=np.arange(queries) + 1)
+    with language("en"):
+        picture = TrainedPicture(mf.ACCURACY_EXAMPLES, lambda *_args: None)
+        picture.show(example)
+    cells = picture.cells.data
+    assert set(cells["color"]) == {RIGHT, WRONG_INK}
+    marks = {colour: {(mark, hatch) for mark, hatch, c in zip(cells["mark"], cells["hatch"], cells["color"])
+                      if c == colour} for colour in (RIGHT, WRONG_INK)}
+    assert marks == ({RIGHT: {("✓", " ")}, WRONG_INK: {("✗", " ")}} if queries <= picture.MARKED else
+                     {RIGHT: {("", " ")}, WRONG_INK: {("", "/")}})
+    assert not told_by_colour_alone(picture.grid)
 
 
 def test_capacity_charts_draw_the_store():

@@ -181,6 +181,7 @@ def test_url_values_of_the_new_settings_are_checked():
 def test_the_view_draws_the_answer_taken_apart_and_the_map():
     from lineare.app.dashboards.memory_fails.details import percent, token_name
     from lineare.app.dashboards.memory_fails.view import MemoryView
+    from tests.colour_cues import told_by_colour_alone
 
     session = Session()
     store = MemoryStore(task=TASK)
@@ -200,6 +201,15 @@ def test_the_view_draws_the_answer_taken_apart_and_the_map():
         assert "GLA, query 5" in view.forensics.status.object
         verdict = dict(faded='faded', crosstalk='cross-talk', right='neither', spread='neither')[found.verdicts[0].kind]
         assert f"Layer 1: {verdict}" in view.forensics.verdicts[0].elementare
+        # told without colours: ✓ over the asked pair's bars, the largest others striped; the grid's squares ✓ / ✗
+        for picture in view.forensics.pictures:
+            marks = picture.asked.data["x"]                  # one ✓ over a key and its value, right after it
+            assert 1 <= len(marks) <= len(found.right)
+            assert all(any(abs(x - i) <= 0.5 for x in marks) for i in found.right)
+            assert not told_by_colour_alone(picture.parts)
+        others = set(found.verdicts[1].others) - set(found.right)
+        assert others and {bars["hatch"][i] for i in others} == {"/"}
+        assert not told_by_colour_alone(view.trained.grid)
         header, *rows = table_cells(view.forensics.tables[0].object)
         assert header == ["write", "share", "size", "let through", "similarity"]
         assert token_name(0) == "·" and token_name(17) == "k17" and token_name(203) == "v203"

@@ -19,7 +19,14 @@ SMALL_SIZE = "12pt"       # 16 px: the legends' names and the words on the axis,
 COLOURS = {"linear": "#000000", "retnet": "#946000", "mamba2": "#7b52ae", "gla": "#007a5a", "rwkv6": "#007a5a",
            "mlstm": "#5f6b78", "deltanet": "#0072b2", "gated_deltanet": "#c05200", "rwkv7": "#a8457f"}
 DASHES = {"rwkv6": "dotted"}
+# and a marker of its own on every line (four along it, each model's a little further on than the last, so that
+# lines which meet keep theirs apart): two models of one dash are told apart without their colours
+MARKERS = {"linear": "circle", "retnet": "square", "mamba2": "triangle", "gla": "diamond",
+           "rwkv6": "inverted_triangle", "mlstm": "hex", "deltanet": "star", "gated_deltanet": "plus",
+           "rwkv7": "square_pin"}
+MARKS_EVERY = 16                  # tokens between two markers of one line
 THIN, THICK = 2.5, 6
+SMALL_MARK, LARGE_MARK = 11, 15
 
 
 def dash(variant):
@@ -36,11 +43,16 @@ class ForgettingPicture:
         self.picture.legend.label_text_font_size = SMALL_SIZE
         self.picture.legend.spacing = 6
         tokens = np.arange(TOKENS + 1)
-        self.lines = {}
-        for variant in ARCHITECTURES:
+        self.lines, self.marks = {}, {}
+        for number, variant in enumerate(ARCHITECTURES):
             self.lines[variant] = self.picture.line(variant, color=COLOURS[variant], dash=dash(variant), width=THIN)
-            self.picture.label(variant, _(REGISTRY[variant].short), [variant])
-            self.picture.show(variant, tokens, forgetting_curve(variant))
+            self.marks[variant] = self.picture.dots(f"{variant} marks", color=COLOURS[variant],
+                                                    marker=MARKERS[variant], size=SMALL_MARK, alpha=0.9)
+            self.picture.label(variant, _(REGISTRY[variant].short), [variant, f"{variant} marks"])
+            curve = forgetting_curve(variant)
+            self.picture.show(variant, tokens, curve)
+            marked = np.arange(2 + round(MARKS_EVERY * number / len(ARCHITECTURES)), TOKENS, MARKS_EVERY)
+            self.picture.show(f"{variant} marks", tokens[marked], np.asarray(curve)[marked])
         self.picture.set_ranges(x=(0, TOKENS), y=(0, 1.04))
         self.picture.figure.add_tools(HoverTool(tooltips=[(_("tokens after it was written"), "@x"),
                                                           (_("share of the pair left"), "@y{0.000}")]))
@@ -50,6 +62,7 @@ class ForgettingPicture:
         for variant, renderer in self.lines.items():
             renderer.glyph.line_width = THICK if variant == lit else THIN
             renderer.glyph.line_alpha = 1.0 if variant == lit else 0.75
+            self.marks[variant].glyph.size = LARGE_MARK if variant == lit else SMALL_MARK
 
 
 def points(variants, values):

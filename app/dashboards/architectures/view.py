@@ -197,7 +197,8 @@ class ArchitecturesView(DashboardView):
         return {"button": button, "text": text, "links": links, "layout": layout}
 
     def parts(self):
-        curve = lambda variant: [self.forgetting.lines[variant], self.forgetting.picture.items[variant]]
+        curve = lambda variant: [self.forgetting.lines[variant], self.forgetting.marks[variant],
+                                 self.forgetting.picture.items[variant]]
         others = lambda *shown: [x for v in ARCHITECTURES if v not in shown for x in curve(v)]
         correcting = [v for v in ARCHITECTURES if REGISTRY[v].corrects]
         return {"pictures_help": [self.pictures_help], "forgetting": [self.pictures["forgetting"]],

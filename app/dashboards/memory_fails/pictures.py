@@ -178,10 +178,11 @@ class TrainedPicture:
     HEIGHT = 430                     # px: one row of squares per model
     SQUARE = 24 / 0.92               # px of the axis per query: its square (0.92 of it) a fingertip's target, 24 px
     MARGINS = (170, 90)              # px of the figure outside its frame (names, title, axis): before it is drawn
+    MARKED = 40                      # queries up to which each square carries its ✓ or ✗ (past them: wrong striped)
 
     def __init__(self, examples, on_pick):
-        self.cells = ColumnDataSource({"x": [], "y": [], "h": [], "query": [], "color": [], "mark": [], "key": [],
-                                       "expected": [], "predicted": [], "variant": []})
+        self.cells = ColumnDataSource({"x": [], "y": [], "h": [], "query": [], "color": [], "mark": [], "hatch": [],
+                                       "key": [], "expected": [], "predicted": [], "variant": []})
         self.bars = ColumnDataSource({"y": [], "right": [], "label": []})
         self.names = [_(REGISTRY[v].short) for v in VARIANTS]
         y_range = FactorRange(*reversed(self.names))
@@ -191,8 +192,10 @@ class TrainedPicture:
                                  _("query, in the order asked"), "")
         # a square's height is a column (the same for all), so that the selected and the other squares (glyphs
         # of their own) follow the rows
+        # past MARKED queries a square is too small for a ✓ or ✗: a wrong one is striped as well as orange-red
         self.grid.rect(x="x", y="y", width=0.92, height="h", source=self.cells, fill_color="color", line_color=None,
-                       nonselection_fill_alpha=1.0, selection_fill_alpha=1.0)
+                       nonselection_fill_alpha=1.0, selection_fill_alpha=1.0, hatch_pattern="hatch",
+                       hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=1)
         self.picked = ColumnDataSource({"x": [], "y": [], "h": []})        # the answer taken apart below
         self.grid.rect(x="x", y="y", width=0.98, height="h", source=self.picked, fill_alpha=0, line_color=INK,
                        line_width=3)
@@ -234,7 +237,8 @@ class TrainedPicture:
                 columns["h"].append(0.86 * self._band(rows) / rows)
                 columns["query"].append(i + 1)
                 columns["color"].append(RIGHT if got == want else WRONG_INK)
-                columns["mark"].append("" if K > 40 else ("✓" if got == want else "✗"))
+                columns["mark"].append("" if K > self.MARKED else ("✓" if got == want else "✗"))
+                columns["hatch"].append(STRIPES if K > self.MARKED and got != want else " ")
                 columns["key"].append(int(example.tokens[position]))
                 columns["expected"].append(int(want))
                 columns["predicted"].append(int(got))
@@ -322,16 +326,22 @@ class TrainedPicture:
 
 class WritesPicture:
     """One layer of a trained model at one query: what each earlier write puts into the read-out (bars,
-    the right pair in blue, the largest others in orange), and below how much of the query the later
+    the right pair in blue under a ✓, the largest others in striped amber), and below how much of the query the later
     transitions let through to it and how similar its key is to the query."""
 
     def __init__(self, layer, language):
-        self.bars = ColumnDataSource({"x": [], "top": [], "color": [], "token": [], "size": [], "kept": [],
-                                      "similarity": []})
+        self.bars = ColumnDataSource({"x": [], "top": [], "color": [], "hatch": [], "token": [], "size": [],
+                                      "kept": [], "similarity": []})
         self.parts = style_figure(new_figure(title=_("Layer {n}: the parts of the read-out").format(n=layer),
                                          width=470, height=250, x_range=Range1d(-0.5, 1), y_range=Range1d(-0.1, 1)),
                                   "", _("share of the read-out"))
-        self.parts.vbar(x="x", top="top", width=0.85, source=self.bars, color="color")
+        # the asked pair's bars carry a ✓ above them, the largest others are striped (thinly: the bars are a few px
+        # wide): both told without their colours
+        self.parts.vbar(x="x", top="top", width=0.85, source=self.bars, color="color", hatch_pattern="hatch",
+                        hatch_color="white", hatch_alpha=0.8, hatch_scale=8, hatch_weight=1)
+        self.asked = ColumnDataSource({"x": [], "y": []})
+        self.parts.text(x="x", y="y", text={"value": "✓"}, source=self.asked, text_align="center",
+                        text_baseline="bottom", text_font_size=CELL_SIZE, text_color=RIGHT)
         self.parts.add_layout(Span(location=0, dimension="width", line_color="#52606d", line_width=1))
         self.parts.add_tools(HoverTool(tooltips=[(_("position"), "@x"), (_("token"), "@token"),
                                                  (_("share"), "@top{0.000}"), (_("size"), "@size{0.000}"),
@@ -360,13 +370,26 @@ class WritesPicture:
             colors[i] = ORANGE
         for i in right:
             colors[i] = RIGHT
-        self.bars.data = {"x": positions, "top": share, "color": colors, "token": list(tokens[:len(share)]),
-                          "size": parts.size, "kept": parts.kept, "similarity": parts.similarity}
+        hatch = [STRIPES if i in set(verdict.others) - set(right) else " " for i in range(len(share))]
+        self.bars.data = {"x": positions, "top": share, "color": colors, "hatch": hatch,
+                          "token": list(tokens[:len(share)]), "size": parts.size, "kept": parts.kept,
+                          "similarity": parts.similarity}
         low, high = min(float(share.min()), 0.0), max(float(share.max()), 0.1)
         pad = 0.08 * (high - low)
         end = len(share) - 0.5
         self.parts.x_range.update(start=-0.5, end=end)
-        self.parts.y_range.update(start=low - pad, end=high + pad)
+        self.parts.y_range.update(start=low - pad, end=high + 3 * pad)            # room above the bars for ✓
+        # one ✓ over each run of neighbouring positions (a key and its value, right after it): two marks 16 px wide
+        # over bars a few px apart would overlap; above the bars it spans too (±2 bars: 16 px on a phone)
+        runs = []
+        for i in sorted(int(i) for i in right):
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        self.asked.data = {"x": [sum(run) / len(run) for run in runs],
+                           "y": [max(float(share[max(run[0] - 2, 0):run[-1] + 3].max()), 0.0) + 0.3 * pad
+                                 for run in runs]}
         self.why.set_ranges(x=(-0.5, end), y=(min(-1.0, float(parts.similarity.min())),
                                               max(1.05, float(parts.kept.max()) * 1.05)))
         self.why.show("kept", positions, parts.kept)

@@ -213,7 +213,8 @@ class MemoryView(DashboardView):
             "are perpendicular, the easiest to tell apart, but the test is strict, since an answer must give back its "
             "switch exactly. The dashed line is the best that any simple read-out (one that only weighs and adds up "
             "the {dk} numbers of a label) could do: zero until there are as many pairs as a label has numbers ({dk} "
-            "here, dotted line), then rising. The orange-red line, «this memory's read-out», is what this summary "
+            "here, dotted line), then rising. The solid orange-red line with dots, «this memory's read-out», is what "
+            "this summary "
             "really does: with {dk} pairs its error is {error}.").format(**fill) + "\n\n" + _(
             "**«Answers right»**: a gentler test, where each piece of information is a random arrow of {dk} numbers "
             "and an answer counts as right when it is closer to the right arrow than to any other: with {dk} pairs, "
@@ -225,7 +226,7 @@ class MemoryView(DashboardView):
             "Schlag et al.), against the bound $\\tfrac12 \\max(0, 1 - d_k/N)$: the least error of any **linear** "
             "read-out from $d_k$-number keys, since a $d_k \\times N$ key matrix has rank at most $d_k$. No rule "
             "beats it ($S k_i$ is linear too). Squares: the least-squares read-out $W k_i$ for these keys, which "
-            "reaches the bound; orange-red line: the rule's own read-out $S k_i$.")
+            "reaches the bound; solid orange-red line with dots: the rule's own read-out $S k_i$.")
         rule = {"sum": _("The sum rule stays above the bound through cross-talk: its error is "
                          "$\\tfrac12 \\sum_{j \\ne i} (k_j^\\top k_i)^2 \\approx \\tfrac12 (N-1)/d_k$ for "
                          "random unit keys, even for $N < d_k$."),
@@ -358,12 +359,13 @@ class TrainedSection(pn.viewable.Viewer):
                          "label–information pairs (MQAR, “multi-query associative recall”) and then, at every "
                          "question, had to produce the information stored with that label. Each model has its "
                          "own band, one or more rows of squares (as many as fit across), each square a question: "
-                         "blue right, orange-red wrong (each marked ✓ or ✗ up to 40 questions). The models "
-                         "learned on 64-word sequences with up to 16 "
-                         "pairs; longer ones ask them more than they practised. Their "
-                         "summaries have room for 64 pairs kept apart, so with 32 pairs a wrong answer does not "
-                         "mean the summary is full: the model did not keep its labels apart well enough, or "
-                         "forgot, or met a longer text than in training."),
+                         "blue and marked ✓ if right, orange-red and marked ✗ if wrong (past {marked} questions, a "
+                         "wrong square is striped instead of marked). The models "
+                         "learned on 64-word sequences with up to 16 pairs; longer ones ask them more than they "
+                         "practised. Their summaries have room for 64 pairs kept apart, so with 32 pairs a wrong "
+                         "answer does not mean the summary is full: the model did not keep its labels apart well "
+                         "enough, or forgot, or met a longer text than in training.").format(
+                marked=TrainedPicture.MARKED),
             superiore=_("Ten tiny models (2 layers, $d_{\\mathrm{model}} = 64$, one head: the nine with a fixed state "
                         "keep a $64 \\times 64$ state per layer), trained on multi-query associative recall (MQAR) "
                         "with $L = 64$, $K \\in \\{4, 8, 16\\}$ (Zoology, Arora et al. 2023), evaluated on held-out "

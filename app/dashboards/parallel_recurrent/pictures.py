@@ -17,6 +17,7 @@ from lineare.app.i18n import N_, _, format_number
 
 FORM_COLORS = {"recurrent": "#D55E00", "parallel": "#0072B2", "chunked": "#009E73"}   # Okabe–Ito
 FORM_MARKERS = {"recurrent": "circle", "parallel": "square", "chunked": "triangle"}
+FORM_DASHES = {"recurrent": "solid", "parallel": "dashed", "chunked": "dotted"}    # told apart without colour too
 FORM_NAMES = {"recurrent": N_("recurrent"), "parallel": N_("parallel"), "chunked": N_("chunked")}
 
 TABLE_CSS = """
@@ -81,7 +82,8 @@ class CostPicture:
         self.sources, self.items = {}, {}
         for form in FORMS:
             source = ColumnDataSource({"T": [], "ms": [], "wall": []})
-            line = self.figure.line("T", "ms", source=source, color=FORM_COLORS[form], line_width=3)
+            line = self.figure.line("T", "ms", source=source, color=FORM_COLORS[form], line_width=3,
+                                    line_dash=FORM_DASHES[form])
             dots = self.figure.scatter("T", "ms", source=source, color=FORM_COLORS[form], size=10,
                                        marker=FORM_MARKERS[form])
             self.sources[form] = source
@@ -118,7 +120,8 @@ class CountPicture:
         self.sources = {form: ColumnDataSource({"T": [], "count": []}) for form in FORMS}
         items = []
         for form in FORMS:
-            line = self.figure.line("T", "count", source=self.sources[form], color=FORM_COLORS[form], line_width=3)
+            line = self.figure.line("T", "count", source=self.sources[form], color=FORM_COLORS[form], line_width=3,
+                                    line_dash=FORM_DASHES[form])
             dots = self.figure.scatter("T", "count", source=self.sources[form], color=FORM_COLORS[form], size=8,
                                        marker=FORM_MARKERS[form])
             items.append(LegendItem(label=value(_(FORM_NAMES[form])), renderers=[line, dots]))

@@ -291,14 +291,15 @@ class MaskSection(LowerSection):
         self.note = pn.pane.HTML(stylesheets=[TEXT_CSS], width=500, margin=(4, 10))
         mask_text = Explanation(
             session, width=500,
-            elementare=_("Row t, column j: how much word j still counts when the model answers at word "
-                         "t. Yellow: fully; dark: faded away; grey: the future, never looked at.\n\n"
+            elementare=_("Row t, column j: how much word j still counts when the model answers at word t. "
+                         "Yellow: fully; dark: faded away; grey, above the diagonal: the future, never looked at.\n\n"
                          "The **outlined squares** are the chunks: what is inside a square is computed all at "
                          "once, like the parallel way. The **hatched part** below them is never built as "
                          "a table: it reaches later chunks through the small summary passed along, like the "
                          "recurrent way. The parallel way builds the whole triangle."),
             superiore=_("$L_{tj} = \\exp(G_t - G_j)$ for $j \\le t$, with $G_t = \\sum_{s \\le t} \\log \\alpha_s$ "
-                        "(grey: $j > t$; decay_mask in engine.ops.parallel). The parallel form builds all "
+                        "(grey, above the diagonal: $j > t$; decay_mask in engine.ops.parallel). The parallel form "
+                        "builds all "
                         "$T^2$ entries. The chunked form builds only the diagonal $C \\times C$ blocks "
                         "(outlined). A block below them factors as "
                         "$\\exp(G_t - G_b) \\cdot \\exp(G_b - G_j)$ through the boundary $b$ between the "

@@ -115,7 +115,7 @@ CARDS = (
          correct=lambda store: 0 if _asked(store, "Anna")[1].right and _asked(store, "Anna")[1].similarity > 0.9
          else 1,
          at=lambda store: _asked(store, "Anna")[0],
-         press=N_("Press ▶ Play and watch the gauge of free columns turn red."),
+         press=N_("Press ▶ Play and watch the gauge of free columns: a shared column turns red and striped."),
          look=("memory",), answer=_said("Anna"),
          observe=_crowded_text),
 )

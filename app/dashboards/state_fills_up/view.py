@@ -201,7 +201,7 @@ class StateView(DashboardView):
         if store.keys == "perpendicular":
             plain += " " + _(
                 "Each name gets a column of the summary to itself. There are 16 columns: the 17th name has "
-                "to share one, and the gauge turns red.")
+                "to share one, and the gauge shows it red and striped.")
         self.strip_help.elementare = plain            # once: each change redraws the text
         keys = _("Keys here are perpendicular: the $i$-th name gets the basis vector $e_i$ of $\\mathbb{R}^{16}$, "
                  "so 16 names fit without interfering and the 17th has to reuse $e_1$.") \

@@ -110,10 +110,12 @@ class CostPicture:
         self.figure.grid.visible = True
         self.figure.grid.grid_line_alpha = 0.35
         self.lines, self.dots, self.items, self.drawn = {}, {}, {}, {}
-        for form, color, marker in (("parallel", BLUE, "square"), ("recurrent", VERMILLION, "circle")):
+        # the two told apart by dash and marker as well as colour (the dot marks only the chosen T)
+        for form, color, marker, dash in (("parallel", BLUE, "square", "solid"),
+                                          ("recurrent", VERMILLION, "circle", "dashed")):
             self.lines[form] = ColumnDataSource({"T": [], "count": []})
             self.dots[form] = ColumnDataSource({"T": [], "count": []})
-            line = self.figure.line("T", "count", source=self.lines[form], color=color, line_width=3)
+            line = self.figure.line("T", "count", source=self.lines[form], color=color, line_width=3, line_dash=dash)
             dot = self.figure.scatter("T", "count", source=self.dots[form], color=color, size=13, marker=marker)
             self.items[form] = LegendItem(label=value(""), renderers=[line, dot])
             self.drawn[form] = [line, dot, self.items[form]]

@@ -52,8 +52,8 @@ POINT = {
 
 TABLE_HELP = {
     "elementare": N_("Row: the word that asks; column: the word it looks at; each row's shares add up to 100. "
-                     "Grey: later words, never looked at. With φ the table is never built: the framed row "
-                     "comes from the summary."),
+                     "Grey, above the diagonal: later words, never looked at. With φ the table is never built: the "
+                     "framed row comes from the summary."),
     "superiore": N_("$a_{ti}$ in percent, masked for $i > t$. With $\\phi$, $a_{ti}$ is "
                     "$\\phi(q_t)^\\top \\phi(k_i)$ over its row's sum: flatter rows than the softmax's, "
                     "as linear attention focuses less sharply."),

@@ -156,6 +156,11 @@
     var colours = a[colour] === null || b[colour] === null || a[colour] === b[colour];
     return a.type === b.type && a.marker === b.marker && a.hatch === b.hatch && a.dash === b.dash && colours;
   }
+  // whether every point of `few` is one of `many`
+  function within(few, many) {
+    var all = new Set(many.map(function (p) { return JSON.stringify(p); }));
+    return few.every(function (p) { return all.has(JSON.stringify(p)); });
+  }
   // {kind: "grid", rows, cols, values, rowNames, colNames} (a heat map, or cells drawn as rectangles),
   // {kind: "cells", items: [[row, column, value]], heads} (cells whose columns differ from row to row) or
   // {kind: "points", series: [{name, points: [[where, how much]]}], axes: [where, how much]}
@@ -186,8 +191,11 @@
       swapped = swapped || got.swap;
       var key = keys.find(function (k) { return alike(k.look, look(glyph)); });
       var name = r.name || names[r.id] || (key ? key.name : "");
-      var same = series.find(function (s) { return s.name === name && JSON.stringify(s.points) === JSON.stringify(points); });
-      if (!same) { series.push({name: name, points: points}); }      // a line and its dots: one series
+      // a line and its dots, or the few markers along a line: one series (the line's points)
+      var known = series.find(function (s) { return s.name === name && (!name ? same(s.points, points)
+                                                                               : within(points, s.points)); });
+      var wider = name ? series.find(function (s) { return s.name === name && within(s.points, points); }) : null;
+      if (wider) { wider.points = points; } else if (!known) { series.push({name: name, points: points}); }
     }
     if (cells.length) { return cellGrid(figure, cells); }
     var axes = [axisName(figure, 0), axisName(figure, 1)];
