@@ -181,8 +181,8 @@ class TrainedPicture:
     MARKED = 40                      # queries up to which each square carries its ✓ or ✗ (past them: wrong striped)
 
     def __init__(self, examples, on_pick):
-        self.cells = ColumnDataSource({"x": [], "y": [], "h": [], "query": [], "color": [], "mark": [], "hatch": [],
-                                       "key": [], "expected": [], "predicted": [], "variant": []})
+        self.cells = ColumnDataSource({"x": [], "y": [], "h": [], "query": [], "color": [], "mark": [], "said": [],
+                                       "hatch": [], "key": [], "expected": [], "predicted": [], "variant": []})
         self.bars = ColumnDataSource({"y": [], "right": [], "label": []})
         self.names = [_(REGISTRY[v].short) for v in VARIANTS]
         y_range = FactorRange(*reversed(self.names))
@@ -237,7 +237,8 @@ class TrainedPicture:
                 columns["h"].append(0.86 * self._band(rows) / rows)
                 columns["query"].append(i + 1)
                 columns["color"].append(RIGHT if got == want else WRONG_INK)
-                columns["mark"].append("" if K > self.MARKED else ("✓" if got == want else "✗"))
+                columns["said"].append("✓" if got == want else "✗")   # for the 123 table, drawn or not
+                columns["mark"].append("" if K > self.MARKED else columns["said"][-1])
                 columns["hatch"].append(STRIPES if K > self.MARKED and got != want else " ")
                 columns["key"].append(int(example.tokens[position]))
                 columns["expected"].append(int(want))

@@ -90,7 +90,8 @@
     return {points: out, swap: swap};
   }
   // the cells of a grid drawn as rectangles or quads: each cell's centre and its value (the number its colour is
-  // mapped from, else the words written in it); rectangles with neither are marks over a picture, not data
+  // mapped from, else the words written in it, else its source's `said` column: the words of cells too small to
+  // write in); rectangles with none are marks over a picture, not data
   function cellsOf(renderer, texts) {
     var glyph = renderer.glyph, data = renderer.data_source.data, rows = shown(renderer, lengthOf(data));
     var alpha = glyph.fill_alpha;
@@ -110,6 +111,7 @@
     var cells = [];
     rows.forEach(function (k) {
       var written = texts.get(key(cx[k], cy[k]));
+      if (written === undefined && data.said) { written = data.said[k]; }
       var value = numbers ? Number(numbers[k]) : written;
       if (value !== undefined && value !== "") { cells.push({x: cx[k], y: cy[k], value: value}); }
     });
