@@ -331,6 +331,22 @@ def test_architectures_exports_its_two_pictures_and_their_numbers():
     assert wide.min() == pytest.approx(-1.0)                  # β = 2 flips the key's direction
 
 
+def test_the_exported_forgetting_curves_are_told_apart_without_their_colours():
+    """As on the page: each model's line differs from every other by its dash or its marker, and carries marks; a
+    dashed curve of many short segments stays dashed (its pattern went on across segments, not from each start)."""
+    from lineare.app.export.draw import Painter
+
+    page, _notices = open_page("/architectures?lang=en")
+    lines = [s for s in page.scene(0).panels[0].series if s.kind == "line"]
+    assert len(lines) >= 8 and all(s.marks is not None and len(s.marks) for s in lines)
+    cues = [(str(s.dash), s.marker) for s in lines]
+    assert len(set(cues)) == len(cues), cues
+    painter = Painter((1280, 720))
+    painter.line([(100 + 2 * k, 100) for k in range(200)], "#000000", width=2, dash=True)      # 2-px segments
+    row = np.asarray(painter.image.convert("L"))[100, 100:496] < 128
+    assert 0.5 < row.mean() < 0.75, row.mean()                  # 10 on, 6 off: about 62 % inked
+
+
 def test_a_csv_keeps_typed_text_on_its_line_and_out_of_formulas():
     """A visitor's typed text (a page setting, a token) with a newline broke the header; a cell starting
     with = + - @ ran as a formula in a spreadsheet. Numbers keep their minus sign."""

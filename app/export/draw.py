@@ -126,22 +126,51 @@ class Painter:
         if not dash:
             self.ink.line(points, fill=fill, width=width, joint="curve")
             return
-        on, off = 10 * self.s, 6 * self.s            # a dashed line: pieces of `on` pixels along the path
-        for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        on, off = (3 * self.s, 5 * self.s) if dash == "dotted" else (10 * self.s, 6 * self.s)   # pixels along it
+        phase = 0.0                                  # how far into the pattern (on, then off) each segment starts:
+        for (x0, y0), (x1, y1) in zip(points, points[1:]):   # a curve of short segments stays dashed
             span = float(np.hypot(x1 - x0, y1 - y0))
             at = 0.0
             while at < span:
-                end = min(at + on, span)
-                a, b = at / span, end / span
-                self.ink.line([(x0 + (x1 - x0) * a, y0 + (y1 - y0) * a), (x0 + (x1 - x0) * b, y0 + (y1 - y0) * b)],
-                              fill=fill, width=width)
-                at = end + off
+                if phase < on:                       # drawing
+                    end = min(at + on - phase, span)
+                    a, b = at / span, end / span
+                    self.ink.line([(x0 + (x1 - x0) * a, y0 + (y1 - y0) * a),
+                                   (x0 + (x1 - x0) * b, y0 + (y1 - y0) * b)], fill=fill, width=width)
+                else:                                # a gap
+                    end = min(at + on + off - phase, span)
+                phase = (phase + end - at) % (on + off)
+                at = end
 
     def dot(self, x, y, size, fill, marker="circle"):
         x, y = self.px(x, y)
         r = max(1.5, size * self.s / 2)
-        shape = self.ink.ellipse if marker == "circle" else self.ink.rectangle
-        shape([x - r, y - r, x + r, y + r], fill=fill)
+        if marker == "circle":
+            self.ink.ellipse([x - r, y - r, x + r, y + r], fill=fill)
+        elif marker == "plus":
+            for box in ([x - r, y - r / 3, x + r, y + r / 3], [x - r / 3, y - r, x + r / 3, y + r]):
+                self.ink.rectangle(box, fill=fill)
+        else:
+            corners = MARKERS[marker]
+            self.ink.polygon([(x + r * cx, y + r * cy) for cx, cy in corners], fill=fill)
+
+
+def _star(points, inner):
+    """The corners of a star of `points` points (outer radius 1, inner `inner`), the first one up."""
+    angles = np.arange(2 * points) * np.pi / points - np.pi / 2
+    radii = np.where(np.arange(2 * points) % 2 == 0, 1.0, inner)
+    return tuple(zip(radii * np.cos(angles), radii * np.sin(angles)))
+
+
+# a dot's shapes besides "circle" and "plus": corners around the dot's centre, its half-size 1 (y down), named as
+# Bokeh names its markers
+MARKERS = {"square": ((-1, -1), (1, -1), (1, 1), (-1, 1)),
+           "triangle": ((0, -1.1), (1.1, 0.8), (-1.1, 0.8)),
+           "inverted_triangle": ((0, 1.1), (1.1, -0.8), (-1.1, -0.8)),
+           "diamond": ((0, -1.25), (0.9, 0), (0, 1.25), (-0.9, 0)),
+           "hex": _star(3, 1.0),
+           "star": _star(5, 0.45),
+           "square_pin": ((-1, -1), (0, -0.6), (1, -1), (0.6, 0), (1, 1), (0, 0.6), (-1, 1), (-0.6, 0))}
 
 
 def draw(scene, size=BASE):
@@ -351,6 +380,8 @@ def draw_curves(p, panel, x0, y0, x1, y1):
         points = [(to_x(a), to_y(min(max(b, yl), yh))) for a, b in zip(x[keep], y[keep])]
         if series.kind == "line":
             p.line(points, series.color, width=series.width, dash=series.dash)
+            for k in [] if series.marks is None else series.marks:
+                p.dot(to_x(x[k]), to_y(min(max(y[k], yl), yh)), series.size, series.color, series.marker)
         else:
             for px_, py_ in points:
                 if gy <= py_ <= gy + gh:                       # like the page: dots off the top are not drawn
@@ -362,6 +393,8 @@ def draw_curves(p, panel, x0, y0, x1, y1):
             x = gx + offset
             if series.kind == "line":
                 p.line([(x, ly), (x + 26, ly)], series.color, width=series.width, dash=series.dash)
+                if series.marks is not None:
+                    p.dot(x + 13, ly, series.size, series.color, series.marker)
             else:
                 p.dot(x + 13, ly, series.size, series.color, series.marker)
             p.text((x + 32, ly), series.label, size=13, anchor="lm")

@@ -42,10 +42,12 @@ class Series:
     y: np.ndarray
     color: str
     kind: str = "line"                      # "line" or "dots"
-    dash: bool = False
+    dash: object = False                    # False, True (dashed) or "dotted"
     width: float = 3.0
     size: float = 7.0
-    marker: str = "circle"                  # dots: "circle" or "square"
+    marker: str = "circle"                  # dots, or a line's marks: a shape of draw.MARKERS
+    marks: object = None                    # a line: the indices of its points that carry its marker, so that lines
+                                            # of one dash are told apart without their colours (as on the page)
 
 
 @dataclass

@@ -18,15 +18,18 @@ class ArchitecturesPage(PageExport):
         return model, [v for v in model.ARCHITECTURES if REGISTRY[v].fixed_state]
 
     def scene(self, t):
-        from lineare.app.dashboards.architectures.pictures import COLOURS
+        from lineare.app.dashboards.architectures.pictures import COLOURS, MARKERS, dash, marked
 
         model, variants = self._models()
         chosen = self.store.arch
         steps = np.arange(model.TOKENS + 1)
+        # each model's dash and marker as on the page: the lines are told apart without their colours too
         curves = [Series(_(REGISTRY[v].label), steps, model.forgetting_curve(v), COLOURS[v],
-                         width=6.0 if v == chosen else 2.5) for v in variants]
+                         dash={"solid": False, "dashed": True}.get(dash(v), dash(v)), marker=MARKERS[v],
+                         marks=marked(v), size=12.0 if v == chosen else 9.0, width=6.0 if v == chosen else 2.5)
+                  for v in variants]
         dots = [Series("", model.eigenvalues(v),
-                       np.full(model.D, len(variants) - i, dtype=float), COLOURS[v], kind="dots",
+                       np.full(model.D, len(variants) - i, dtype=float), COLOURS[v], kind="dots", marker=MARKERS[v],
                        size=11.0 if v == chosen else 7.0) for i, v in enumerate(variants)]
         panels = [Curves(_("What is left of a pair"), curves, (0, model.TOKENS), (-0.05, 1.05),
                          _("tokens after it was written"), _("share of the pair left")),

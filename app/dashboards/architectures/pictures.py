@@ -33,6 +33,12 @@ def dash(variant):
     return DASHES.get(variant, "dashed" if REGISTRY[variant].corrects else "solid")
 
 
+def marked(variant):
+    """The tokens at which `variant`'s line carries its marker."""
+    number = list(ARCHITECTURES).index(variant)
+    return np.arange(2 + round(MARKS_EVERY * number / len(ARCHITECTURES)), TOKENS, MARKS_EVERY)
+
+
 class ForgettingPicture:
     """One curve per model: the share of a pair written at token 0 that is left n tokens later."""
 
@@ -51,8 +57,7 @@ class ForgettingPicture:
             self.picture.label(variant, _(REGISTRY[variant].short), [variant, f"{variant} marks"])
             curve = forgetting_curve(variant)
             self.picture.show(variant, tokens, curve)
-            marked = np.arange(2 + round(MARKS_EVERY * number / len(ARCHITECTURES)), TOKENS, MARKS_EVERY)
-            self.picture.show(f"{variant} marks", tokens[marked], np.asarray(curve)[marked])
+            self.picture.show(f"{variant} marks", tokens[marked(variant)], np.asarray(curve)[marked(variant)])
         self.picture.set_ranges(x=(0, TOKENS), y=(0, 1.04))
         self.picture.figure.add_tools(HoverTool(tooltips=[(_("tokens after it was written"), "@x"),
                                                           (_("share of the pair left"), "@y{0.000}")]))
