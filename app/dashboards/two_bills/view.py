@@ -11,7 +11,7 @@ from lineare.app.components.controls import sidebar_label
 from lineare.app.components.curves import BLUE, VERMILLION, CurvesPicture
 from lineare.app.components.later import Later, SectionPart
 from lineare.app.components.player import FrameText, Player
-from lineare.app.components.text import Explanation, point_box
+from lineare.app.components.text import Explanation, Explanations, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
 from lineare.app.dashboards.two_bills.calculator import CalculatorStore
 from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
@@ -121,7 +121,7 @@ def papers(session):
                     "size 1 on a GPU, 61.3 s per image against 70.4 s for stateful softmax (keys and values "
                     "cached), ≈ 1.15×. The cached baseline is the fair one; the large gains come with long "
                     "contexts and large batches, where the cache fills the memory."))
-    return pn.Column(heading(_("What the papers measured")), retnet, honest, sizing_mode="stretch_width")
+    return pn.Column(heading(_("What the papers measured")), Explanations(retnet, honest), sizing_mode="stretch_width")
 
 
 def figure_card(picture, explanation, width=600):
