@@ -13,7 +13,7 @@ import html
 import panel as pn
 
 from lineare.app.classroom.projector import class_panel, page_reveal
-from lineare.app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets
+from lineare.app.components.access import FOCUS, FRAME_CSS, VIEWPORT, PageFrame, accessible_widgets, every_part
 from lineare.app.components.later import when_built
 from lineare.app.components.presence import Presence
 from lineare.app.components.text import TEXT_CSS
@@ -114,7 +114,6 @@ def shell(session, slug, content: Page, card=None, live=None):
         session.param.level, options={_("Elementare"): "elementare", _("Superiore"): "superiore"},
         name=_("Level"), color="primary", variant="outline", sizing_mode="stretch_width")
     sidebar = [level]              # below the frame's language switch, navigation and the level's label
-    without_doc_tooltips(session, [level])
     if content.controls:
         sidebar += [pn.layout.Divider(), *content.controls]
     # one root, not one per widget: the template's conversion pays per root (about 15 % of a page)
@@ -126,7 +125,7 @@ def shell(session, slug, content: Page, card=None, live=None):
                      Presence(height=0, width=0, margin=0), *([live] if live is not None else []),
                      sizing_mode="stretch_width")
     template.main.append(main)
-    without_doc_tooltips(session, [*content.controls, main])
+    without_doc_tooltips(session, [level, *content.controls, main])
     accessible_widgets([level, *content.controls, main])
     if session.present:
         grown([main])
@@ -169,7 +168,7 @@ def grown(parts, wider=PRESENTER_SCALE, taller=PRESENTER_TALLER):
     # a picture with a legend of one column under it (its labels wrap into lines as much larger as the type): as
     # much taller, or the legend's lines take the room of the curves
     listed = {**scale, "height": wider}
-    for part in pn.Column(*parts).select(pn.viewable.Viewable):
+    for part in every_part(parts):
         figure = part.object if isinstance(part, pn.pane.Bokeh) else None
         for owner in (part, figure) if isinstance(figure, Plot) else (part,):
             one_column = isinstance(owner, Plot) and any(legend.ncols == 1 for legend in owner.below
@@ -188,8 +187,8 @@ def without_doc_tooltips(session, parts):
 
     docs = {p.doc for owner in (session, Player, *session.stores.values())
             for p in owner.param.objects().values() if p.doc}
-    for widget in pn.Column(*parts).select(pn.widgets.Widget):
-        if getattr(widget, "description", None) in docs:
+    for widget in every_part(parts):
+        if isinstance(widget, pn.widgets.Widget) and getattr(widget, "description", None) in docs:
             widget.description = None
 
 

@@ -266,6 +266,37 @@ def test_parameter_docs_never_become_tooltips():
     assert from_doc.description is None and ours.description == "Play or pause (Space)"
 
 
+def test_texts_that_follow_one_another_share_one_pane():
+    """Explanations draws its texts in one HTML pane, each at the session's level; a veiled or hidden one is left
+    out, and the pane hides when none is left. The texts' own panes are never made."""
+    from lineare.app.components.text import Explanation, Explanations
+    from lineare.app.session import Session
+
+    session = Session(language="en")
+    first = Explanation(session, elementare="first plain", superiore="first $x$")
+    second = Explanation(session, elementare="second plain")
+    pane = Explanations(first, second).__panel__()
+    assert pane.object.count('<div class="part">') == 2 and "second plain" in pane.object and pane.visible
+    session.level = "superiore"                      # the second has no formula text: left out
+    assert pane.object.count('<div class="part">') == 1 and "<math" in pane.object
+    session.level = "elementare"
+    second.veiled, first.shown = True, False
+    assert pane.object == "" and not pane.visible
+    assert first._pane is None and second._pane is None
+
+
+def test_a_point_is_framed_on_its_own_text():
+    """point_box frames the text's own pane (its margin becomes the frame's padding), once, with no Column."""
+    from lineare.app.components.text import Explanation, point_box
+    from lineare.app.session import Session
+
+    text = Explanation(Session(language="en"), elementare="Look here.")
+    framed = point_box(text)
+    assert framed is text.__panel__() and framed.css_classes == ["point"] and framed.margin == (6, 10, 8, 10)
+    assert framed.styles["padding"] == "4px 10px 4px 10px" and "border-left" in framed.styles
+    assert point_box(text) is framed and framed.css_classes == ["point"] and framed.margin == (6, 10, 8, 10)
+
+
 def test_hover_numbers_and_knob_values_are_written_in_the_page_language():
     """The hover's JavaScript, run by Playwright's own Node: 0,500 on an Italian page, 0.500 on an
     English one; the α/β sliders write their value with the page's formatter (0,95)."""

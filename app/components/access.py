@@ -150,19 +150,28 @@ def accessible_widgets(parts):
     import panel as pn
 
     groups = (pn.widgets.RadioButtonGroup, pn.widgets.CheckButtonGroup)
-    column = pn.Column(*parts)
-    texts = ((pn.pane.HTML, TEXT_FOCUS_CSS), (pn.pane.Markdown, TEXT_FOCUS_CSS))
-    for owner, sheet in ((pn.layout.Card, CARD_FOCUS_CSS), *texts):
-        for part in column.select(owner):                       # a card's header is a button: the same ring
-            if sheet not in part.stylesheets:
-                part.stylesheets = [*part.stylesheets, sheet]
-    for widget in column.select(pn.widgets.Widget):
-        sheets = [WIDGET_FOCUS_CSS]
-        if isinstance(widget, groups) and (widget.label or widget.name):
-            sheets.append(group_name_css(widget.label or widget.name))
-        missing = [sheet for sheet in sheets if sheet not in widget.stylesheets]
+    for part in every_part(parts):
+        if isinstance(part, pn.widgets.Widget):
+            sheets = [WIDGET_FOCUS_CSS]
+            if isinstance(part, groups) and (part.label or part.name):
+                sheets.append(group_name_css(part.label or part.name))
+        elif isinstance(part, pn.layout.Card):                  # a card's header is a button: the same ring
+            sheets = [CARD_FOCUS_CSS]
+        elif isinstance(part, (pn.pane.HTML, pn.pane.Markdown)):
+            sheets = [TEXT_FOCUS_CSS]
+        else:
+            continue
+        missing = [sheet for sheet in sheets if sheet not in part.stylesheets]
         if missing:
-            widget.stylesheets = [*widget.stylesheets, *missing]
+            part.stylesheets = [*part.stylesheets, *missing]
+
+
+def every_part(parts):
+    """Each of `parts` (Panel objects or Viewers) and everything inside them, in one walk: a Column made only to walk
+    them would be one more Panel object for every page."""
+    import panel as pn
+
+    return [found for part in parts for found in pn.panel(part).select()]
 
 
 def group_name_css(name):

@@ -101,16 +101,54 @@ class Explanation(pn.viewable.Viewer):
         if "width" not in layout:
             layout.setdefault("sizing_mode", "stretch_width")
         layout.setdefault("margin", (4, 10))
-        self._pane = pn.pane.HTML(stylesheets=[TEXT_CSS, *extra], **layout)
+        # its pane is made when the page first shows it: one that Explanations shows is never made
+        self._pane, self._pane_params = None, dict(stylesheets=[TEXT_CSS, *extra], **layout)
         if session is not None:
             session.param.watch(lambda e: setattr(self, "level", e.new), "level")
-        self._draw()
+
+    def html(self):
+        """The HTML of the text at the current level; "" while veiled or without text."""
+        text = self.superiore if self.level == "superiore" else self.elementare
+        return to_html(text) if text and not self.veiled else ""
 
     @param.depends("elementare", "superiore", "level", "veiled", "shown", watch=True)
     def _draw(self):
-        text = self.superiore if self.level == "superiore" else self.elementare
-        self._pane.object = to_html(text) if text and not self.veiled else ""
-        self._pane.visible = bool(text) and not self.veiled and self.shown
+        if self._pane is not None:
+            self._pane.object = self.html()
+            self._pane.visible = bool(self._pane.object) and self.shown
+
+    def __panel__(self):
+        if self._pane is None:
+            self._pane = pn.pane.HTML(**self._pane_params)
+            self._draw()
+        return self._pane
+
+
+# the parts of one text section, spaced as separate texts would be (each pane's 4 px margins above and below)
+SECTION_CSS = """
+.part { display: flow-root; }
+.part + .part { margin-top: 8px; }
+"""
+
+
+class Explanations(pn.viewable.Viewer):
+    """Explanations that follow one another on a page, drawn in one HTML pane: one text section is one Panel object
+    and one Bokeh model, not one per paragraph. Each keeps its own texts, level, veil and visibility (a hidden one
+    is left out); laid out as the first one asked (width, sizing_mode, margin, stylesheets)."""
+
+    def __init__(self, *texts):
+        super().__init__()
+        self.texts = texts
+        self._pane = pn.pane.HTML(**{**texts[0]._pane_params,
+                                     "stylesheets": [*texts[0]._pane_params["stylesheets"], SECTION_CSS]})
+        for text in texts:
+            text.param.watch(self._draw, ["elementare", "superiore", "level", "veiled", "shown"])
+        self._draw()
+
+    def _draw(self, *_events):
+        parts = [text.html() for text in self.texts if text.shown]
+        self._pane.object = "".join(f'<div class="part">{part}</div>' for part in parts if part)
+        self._pane.visible = bool(self._pane.object)
 
     def __panel__(self):
         return self._pane
@@ -132,10 +170,25 @@ FIT_CSS = """
 POINT_STYLE = {"border-left": "6px solid #1d4f7a", "background": "#eef4fb", "border-radius": "6px"}
 
 
-def point_box(explanation):
-    """The sentence that says what to notice on a page, right under its title (an Explanation, framed)."""
-    return pn.Column(explanation, styles=dict(POINT_STYLE), css_classes=["point"], sizing_mode="stretch_width",
-                     margin=(6, 10, 8, 10))
+def point_box(text):
+    """The sentence that says what to notice on a page, right under its title, framed: `text` (an Explanation, or
+    any Panel object) carries the frame itself, its own margin turned into the frame's padding, rather than a
+    Column around it (one Panel object and one Bokeh model fewer, on every page that has a point). Returns the
+    framed Panel object."""
+    part = text.__panel__() if isinstance(text, Explanation) else text
+    if "point" in part.css_classes:                 # framed already
+        return part
+    top, right, bottom, left = _four(part.margin)
+    part.param.update(styles={**part.styles, **POINT_STYLE, "padding": f"{top}px {right}px {bottom}px {left}px"},
+                      css_classes=[*part.css_classes, "point"], sizing_mode="stretch_width", margin=(6, 10, 8, 10))
+    return part
+
+
+def _four(margin):
+    """A Panel margin (one number, (vertical, horizontal) or (top, right, bottom, left)) as four numbers."""
+    if isinstance(margin, (int, float)):
+        return (margin,) * 4
+    return (*margin, *margin) if len(margin) == 2 else tuple(margin)
 
 
 # a table wider than a phone's column scrolls sideways in its own box, not the page: the box is a named region

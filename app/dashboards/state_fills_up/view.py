@@ -14,7 +14,7 @@ from lineare.app.components.code import CODE_CSS, source_html
 from lineare.app.components.controls import example_input, mechanism_knobs, sidebar_label, sidebar_note
 from lineare.app.components.later import SectionPart
 from lineare.app.components.player import FrameText, Player
-from lineare.app.components.text import TEXT_CSS, Explanation, point_box
+from lineare.app.components.text import TEXT_CSS, Explanation, Explanations, point_box
 from lineare.app.dashboards.base import DashboardView, title
 from lineare.app.dashboards.state_fills_up.model import MECHANISM_PAIRS, MechanismBounds, StateStore, head_frame
 from lineare.app.dashboards.state_fills_up.pictures import HeadPanel
@@ -163,8 +163,8 @@ class StateView(DashboardView):
     def __panel__(self):
         # the point first: what the token does, then the memory and its answer; how to read it below
         return pn.Column(title(_("The state fills up")), self.rule, self.strip, point_box(self.caption), self.player,
-                         self.prediction, self.memory, self.mechanism_area, self.trained_area, self.strip_help,
-                         self.left_out, self.code,
+                         self.prediction, self.memory, self.mechanism_area, self.trained_area,
+                         Explanations(self.strip_help, self.left_out), self.code,
                          self.about, sizing_mode="stretch_width")
 
     def _reconfigure(self, *_events):

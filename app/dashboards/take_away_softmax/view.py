@@ -80,7 +80,8 @@ class SoftmaxView(DashboardView):
             width=width, margin=(0, 8, 8, 0))
         self.cards = {"table": card(self.table, self.table_help, width=340),
                       "memory": card(self.memory, self.memory_help, width=310),
-                      "cost": card(self.cost, pn.Column(self.counts, css_classes=["counts"], margin=0), width=320)}
+                      "cost": card(self.cost, self.counts, width=320)}
+        self.counts.__panel__().css_classes = ["counts"]
 
         store.param.watch(self._send_run, "run")
         store.param.watch(self._draw_cost, "counts")

@@ -11,7 +11,7 @@ from lineare.app.components.controls import sidebar_label
 from lineare.app.components.curves import BLUE, VERMILLION, CurvesPicture
 from lineare.app.components.later import Later, SectionPart
 from lineare.app.components.player import FrameText, Player
-from lineare.app.components.text import Explanation, point_box
+from lineare.app.components.text import Explanation, Explanations, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
 from lineare.app.dashboards.two_bills.calculator import CalculatorStore
 from lineare.app.dashboards.two_bills.calculator_view import CalculatorView
@@ -121,7 +121,7 @@ def papers(session):
                     "size 1 on a GPU, 61.3 s per image against 70.4 s for stateful softmax (keys and values "
                     "cached), ≈ 1.15×. The cached baseline is the fair one; the large gains come with long "
                     "contexts and large batches, where the cache fills the memory."))
-    return pn.Column(heading(_("What the papers measured")), retnet, honest, sizing_mode="stretch_width")
+    return pn.Column(heading(_("What the papers measured")), Explanations(retnet, honest), sizing_mode="stretch_width")
 
 
 def figure_card(picture, explanation, width=600):
@@ -170,8 +170,9 @@ class GenerationView(pn.viewable.Viewer):
         # the typical times on a line of their own: a lesson card asks which layer is slower before they show
         self.typical = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(0, 10))
         self.setup = status_pane(margin=(0, 10))
+        # 482 px of the row, as the 470 px column it once sat in with its 12 px margin (the text overflowed by 10)
         self.memory_text = memory_text = Explanation(
-            session, width=470,
+            session, width=470, margin=(4, 2, 4, 10),
             elementare=_("Softmax attention keeps a label and a piece of information for every word: its "
                          "notebook (solid line) climbs by the same step at every word and is never freed. The "
                          "other layer keeps one summary, a grid of numbers per head (dashed line): after ten "
@@ -190,7 +191,7 @@ class GenerationView(pn.viewable.Viewer):
                         "$2 H d_k d_v$ (a decay adds only multiplications). The rows make a triangle, "
                         "$\\tfrac12 n(n+1)(d_k + d_v)$ per head for $n$ tokens, against a strip $2 n d_k d_v$: "
                         "they cross at $t = 2 d_k d_v / (d_k + d_v)$, $t = d$ when $d_k = d_v = d$."))
-        self.texts = pn.FlexBox(pn.Column(memory_text, width=470, margin=(0, 12, 0, 0)), work_text,
+        self.texts = pn.FlexBox(memory_text, work_text,
                                 sizing_mode="stretch_width")
         # below the first screen: the measured times, made with their pictures when the visitor scrolls near them
         self.measured = Later(self._make_measured, height=MEASURED_HEIGHT,
