@@ -710,7 +710,7 @@ def test_a_visitor_past_the_cap_sees_why_on_the_page(monkeypatch):
 
 PAGES = ["/", "/state", "/memory-fails", "/architectures", "/two-bills", "/transition", "/softmax",
          "/parallel-recurrent"]
-FUZZ_MESSAGES = 20                  # per page: 160 in all (40 a page drew some kinds of event on some pages only)
+FUZZ_MESSAGES = 20                  # per page at least (40 drawn at random left kinds of event out of some pages)
 KINDS = 10                          # of messages (send_random) and of events (random_event), taken in turn (in_turn)
 LOG_BYTES_PER_MESSAGE = 300
 
@@ -746,13 +746,19 @@ def widgets_of(document):
     return [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
 
 
+COLUMNS = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"]        # kind 3
+ROOTS = ["RootRemoved", "RootAdded", "TitleChanged"]                        # kind 4
+
+
 def event_kinds(document):
-    """The kinds of random_event for `document`: kind 1, a widget's value, once for each type of widget it has."""
-    return [kind for kind in range(KINDS) if kind != 1] + sorted({type(w).__name__ for w in widgets_of(document)})
+    """The kinds of random_event for `document`: kind 1 (a widget's value) once for each type of widget it has, kinds 3
+    and 4 once for each of their events."""
+    return [*(kind for kind in range(KINDS) if kind not in (1, 3, 4)), *COLUMNS, *ROOTS,
+            *sorted({type(w).__name__ for w in widgets_of(document)})]
 
 
 def random_event(rng, document, kind):
-    """An event of `kind` (event_kinds; a type's name: kind 1 on a widget of that type)."""
+    """An event of `kind` (event_kinds: a number, an event's name, or a widget type's name for a widget's value)."""
     models = list(document.models)
     ids = [m.id for m in models]
     model = models[rng.integers(len(models))]
@@ -763,6 +769,13 @@ def random_event(rng, document, kind):
     if kind == 0:
         return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attrs[rng.integers(len(attrs))],
                 "new": random_value(rng, ids)}
+    if kind in COLUMNS:
+        return {"kind": kind, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
+                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
+    if kind in ROOTS:
+        return {"RootRemoved": {"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
+                "RootAdded": {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
+                "TitleChanged": {"kind": "TitleChanged", "title": "evil"}}[kind]
     if isinstance(kind, str):
         widgets = [w for w in widgets_of(document) if type(w).__name__ == kind]
         widget = widgets[rng.integers(len(widgets))]
@@ -770,14 +783,6 @@ def random_event(rng, document, kind):
         return {"kind": "ModelChanged", "model": {"id": widget.id}, "attr": attr, "new": random_value(rng, ids)}
     if kind == 2:
         return {"kind": "ModelChanged", "model": {"id": "p" + str(rng.integers(10**9))}, "attr": "value", "new": 1}
-    if kind == 3:
-        name = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"][rng.integers(3)]
-        return {"kind": name, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
-                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
-    if kind == 4:
-        return [{"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
-                {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
-                {"kind": "TitleChanged", "title": "evil"}][rng.integers(3)]
     if kind == 5:
         name = ["document_ready", "tap", "evil_event", "esm_event", "dom_event"][rng.integers(5)]
         return {"kind": "MessageSent", "msg_type": "bokeh_event",
@@ -886,7 +891,9 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
         replies, wire, accepted, kinds = [], None, [], {"messages": [], "events": []}
         message_kinds = noted(in_turn(rng, range(KINDS)), kinds["messages"])
         events_in_turn = noted(in_turn(rng, event_kinds(document)), kinds["events"])
-        for _ in range(FUZZ_MESSAGES):
+        for sent in range(3 * FUZZ_MESSAGES):           # and on past FUZZ_MESSAGES until every kind of event was sent
+            if sent >= FUZZ_MESSAGES and set(kinds["events"]) >= set(event_kinds(document)):
+                break
             if wire is None or wire.connection.close_code is not None:
                 wire = await Wire.connect(server.url, path, token)
             try:
@@ -922,7 +929,7 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
             assert reply is None or reply.msgtype == "OK" or (
                 reply.msgtype == "ERROR" and reply.content == {"text": "refused", "traceback": None}), (path, reply)
         assert not any("Traceback" in line for line in lines), (path, lines[:5])
-        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * FUZZ_MESSAGES + 2000, (path, lines[:20])
+        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * len(replies) + 2000, (path, lines[:20])
 
 
 # ---------------------------------------------------------------------------------------------- 3: idle connections
