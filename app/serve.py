@@ -9,8 +9,8 @@ One file per page in app/pages/ (its route is the file's name); every page is bu
 fonts come from the server itself (Bokeh's and Panel's bundles, no CDN): it works with the network
 cut. File-based apps also get Panel's per-session clean-up. Options: --port, --address,
 --allow-websocket-origin for a hosted instance, --num-procs N or --one-process, --warm, --show,
---secret-key-file, --build-on-loop, --max-waiting-builds, --lan, --rooms, --room-size; anything after `--` goes to
-`panel serve` unchanged.
+--secret-key-file, --build-on-loop, --max-waiting-builds, --trim-seconds, --lan, --rooms, --room-size; anything
+after `--` goes to `panel serve` unchanged.
 
 A classroom opens the same link at once, and a page costs the server about a second of CPU to
 build: so it serves from one process per core by default (Tornado forks them after binding the port;
@@ -46,7 +46,7 @@ from pathlib import Path
 from lineare.app import data_path
 from lineare.app.classroom.live import LAN_ENV, ROOMS_ENV, SIZE_ENV, default_rooms
 from lineare.app.classroom.store import ROOM_SIZE
-from lineare.app.server import building
+from lineare.app.server import building, memory
 from lineare.app.server.websocket import IDLE_S, LIFETIME_S
 from lineare import arguments
 
@@ -220,6 +220,9 @@ def main(argv=None):
     parser.add_argument("--session-hours", type=arguments.above(0.0), default=LIFETIME_S / 3600,
                         help="close any connection open this long (a script can pretend to be a page that is "
                              "looked at; a reload opens the page again; default: %(default)s)")
+    parser.add_argument("--trim-seconds", type=arguments.above(0.0), default=memory.TRIM_INTERVAL_S, metavar="S",
+                        help="after visitors leave, give their memory back to the system (a full collection, then a "
+                             "trim of the C heap) at most once this often (default: %(default)s)")
     parser.add_argument("--max-waiting-builds", type=arguments.positive, default=building.MAX_WAITING, metavar="N",
                         help="pages waiting to be built per server process; past it a new visitor's websocket is "
                              "closed with 'the server is busy' (default: %(default)s)")
@@ -264,7 +267,7 @@ def main(argv=None):
         # (app/server/memory.py); PYTHONMALLOC=pymalloc keeps Python's own
         os.execve(sys.executable, [sys.executable, "-m", "lineare.app", *sys.argv[1:]],
                   {**os.environ, "PYTHONMALLOC": "malloc"})
-    from lineare.app.server import limits, memory, security, websocket
+    from lineare.app.server import limits, security, websocket
     try:
         # before anything imports Bokeh: it reads the key once, and forked processes inherit it
         os.environ["BOKEH_SECRET_KEY"] = security.secret_key(args.secret_key_file)
@@ -287,7 +290,7 @@ def main(argv=None):
     security.one_line_for_closed_connections()
     websocket.install(idle_s=args.idle_minutes * 60, lifetime_s=args.session_hours * 3600, allow_list=False)
     limits.request_timeouts()              # Tornado's own setting, not a patch: half-sent requests cut off
-    memory.install(forks=count > 1)
+    memory.install(forks=count > 1, interval_s=args.trim_seconds)
     if args.no_patches:
         print("Lineare: --no-patches: Panel and Bokeh as released (no build thread, no websocket allow-list, no "
               "security handlers, no limits per page, no cheaper builds)", file=sys.stderr, flush=True)

@@ -86,17 +86,19 @@ def rss_mib(pid):
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
-def measure(loads=250, settle=80.0, panel_args=(), port=None):
+def measure(loads=250, settle=80.0, panel_args=(), port=None, server_args=()):
     """Start a server, visit each page, make `loads` hostile GETs, wait `settle` s; the report (a dict).
 
-    panel_args: extra `panel serve` options, e.g. shorter session lifetimes for a test."""
+    server_args: extra `python -m lineare.app` options, panel_args: extra `panel serve` options, e.g. shorter trim
+    intervals and session lifetimes for a test."""
     from lineare.app.devtools import free_port
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
     urls = hostile_urls()
     with tempfile.TemporaryDirectory(prefix="lineare-hostile-") as folder:
         log_path = Path(folder) / "server.log"
-        command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1", "--one-process"]
+        command = [sys.executable, "-m", "lineare.app", "--port", str(port), "--address", "127.0.0.1", "--one-process",
+                   *server_args]
         with open(log_path, "w") as log:
             server = subprocess.Popen(command + (["--", *panel_args] if panel_args else []), cwd=ROOT, stdout=log,
                                       stderr=subprocess.STDOUT, start_new_session=True)

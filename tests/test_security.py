@@ -167,12 +167,12 @@ def test_memory_comes_back_after_hostile_loads():
     """40 hostile page loads, their sessions discarded (after 3 s here, 60 s by default): the server's
     RSS is back within 15 % of its RSS after one visit of each page (app/server/memory.py). On Python's own
     allocator it stayed ~30 % above (bench/hostile.py, 120 loads: 432 → 556 MiB). Each wait outlasts the
-    trims' interval: sessions discarded during the loads had one trim, those discarded after them get the
-    next one at most TRIM_INTERVAL_S later (waiting 12 s, RSS was measured before it half the time: 1.14–1.19;
-    waiting 30 s: 1.01–1.05)."""
-    from lineare.app.server.memory import TRIM_DELAY_S, TRIM_INTERVAL_S
-
-    report = measure(loads=40, settle=TRIM_INTERVAL_S + TRIM_DELAY_S + 5.0,     # 5 s: lifetime 3 s, checks 1 s
+    trims' interval (2 s here, `--trim-seconds`; 20 s by default): sessions discarded during the loads had one trim,
+    those discarded after them get the next one at most an interval later (with the default interval, waiting 12 s
+    measured RSS before it half the time: 1.14–1.19; waiting 30 s: 1.01–1.05)."""
+    interval = 2.0                                  # the trim's delay is then 2 s too (TRIM_DELAY_S: 5 s)
+    report = measure(loads=40, settle=interval + interval + 5.0,          # 5 s: lifetime 3 s, checks 1 s
+                     server_args=["--trim-seconds", str(interval)],
                      panel_args=["--unused-session-lifetime", "3000", "--check-unused-sessions", "1000"])
     assert report["pythonmalloc"] == "malloc" and report["tracebacks"] == 0 and not report["server_errors"]
     rss = list(report["rss_mib"].values())               # start, after clean visits, after loads, discarded

@@ -710,7 +710,8 @@ def test_a_visitor_past_the_cap_sees_why_on_the_page(monkeypatch):
 
 PAGES = ["/", "/state", "/memory-fails", "/architectures", "/two-bills", "/transition", "/softmax",
          "/parallel-recurrent"]
-FUZZ_MESSAGES = 40                  # per page: 320 in all
+FUZZ_MESSAGES = 20                  # per page at least (40 drawn at random left kinds of event out of some pages)
+KINDS = 10                          # of messages (send_random) and of events (random_event), taken in turn (in_turn)
 LOG_BYTES_PER_MESSAGE = 300
 
 
@@ -723,33 +724,65 @@ def random_value(rng, ids):
     return choices[rng.integers(len(choices))]
 
 
-def random_event(rng, document):
+def in_turn(rng, items):
+    """`items` over and over, each once in every len(items) in a row, in a random order: a page's messages meet every
+    kind in fewer of them than random draws do."""
+    items = list(items)
+    while True:
+        for i in rng.permutation(len(items)):
+            yield items[i]
+
+
+def noted(kinds, record):
+    """`kinds`, each appended to `record` as it is taken."""
+    for kind in kinds:
+        record.append(kind)
+        yield kind
+
+
+def widgets_of(document):
+    """The document's widgets (what has a value or an active choice), else all its models."""
+    models = list(document.models)
+    return [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
+
+
+COLUMNS = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"]        # kind 3
+ROOTS = ["RootRemoved", "RootAdded", "TitleChanged"]                        # kind 4
+
+
+def event_kinds(document):
+    """The kinds of random_event for `document`: kind 1 (a widget's value) once for each type of widget it has, kinds 3
+    and 4 once for each of their events."""
+    return [*(kind for kind in range(KINDS) if kind not in (1, 3, 4)), *COLUMNS, *ROOTS,
+            *sorted({type(w).__name__ for w in widgets_of(document)})]
+
+
+def random_event(rng, document, kind):
+    """An event of `kind` (event_kinds: a number, an event's name, or a widget type's name for a widget's value)."""
     models = list(document.models)
     ids = [m.id for m in models]
     model = models[rng.integers(len(models))]
     sources = [m.id for m in models if isinstance(m, ColumnDataSource)] or ids
-    widgets = [m for m in models if "value" in m.properties() or "active" in m.properties()] or models
-    widget = widgets[rng.integers(len(widgets))]
     attrs = sorted(model.properties()) + ["__class__", "x" * 300, "data", "js_property_callbacks"]
-    kind = rng.integers(10)
     if kind == 9:
         return edge_event(rng, document)
     if kind == 0:
         return {"kind": "ModelChanged", "model": {"id": model.id}, "attr": attrs[rng.integers(len(attrs))],
                 "new": random_value(rng, ids)}
-    if kind == 1:
+    if kind in COLUMNS:
+        return {"kind": kind, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
+                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
+    if kind in ROOTS:
+        return {"RootRemoved": {"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
+                "RootAdded": {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
+                "TitleChanged": {"kind": "TitleChanged", "title": "evil"}}[kind]
+    if isinstance(kind, str):
+        widgets = [w for w in widgets_of(document) if type(w).__name__ == kind]
+        widget = widgets[rng.integers(len(widgets))]
         attr = "value" if "value" in widget.properties() else "active"
         return {"kind": "ModelChanged", "model": {"id": widget.id}, "attr": attr, "new": random_value(rng, ids)}
     if kind == 2:
         return {"kind": "ModelChanged", "model": {"id": "p" + str(rng.integers(10**9))}, "attr": "value", "new": 1}
-    if kind == 3:
-        name = ["ColumnsPatched", "ColumnsStreamed", "ColumnDataChanged"][rng.integers(3)]
-        return {"kind": name, "model": {"id": sources[rng.integers(len(sources))]}, "attr": "data",
-                "patches": {"type": "map", "entries": [["y", [[0, 0.5]]]]}, "data": random_value(rng, ids)}
-    if kind == 4:
-        return [{"kind": "RootRemoved", "model": {"id": document.roots[0].id}},
-                {"kind": "RootAdded", "model": {"type": "object", "name": "Div", "id": "evil"}},
-                {"kind": "TitleChanged", "title": "evil"}][rng.integers(3)]
     if kind == 5:
         name = ["document_ready", "tap", "evil_event", "esm_event", "dom_event"][rng.integers(5)]
         return {"kind": "MessageSent", "msg_type": "bokeh_event",
@@ -829,11 +862,11 @@ def a_page_may_send(event, document):
     return False
 
 
-async def send_random(rng, wire, document):
-    """One random message: mostly PATCH-DOCs of 1-3 events (returned), else another type or broken fragments."""
-    kind = rng.integers(10)
+async def send_random(rng, wire, document, kind, events_in_turn):
+    """One message of `kind`: 0-6 a PATCH-DOC of 1-3 random events of the next kinds of `events_in_turn` (returned),
+    7 another type, 8-9 broken fragments."""
     if kind < 7:
-        events = [random_event(rng, document) for _ in range(1 + rng.integers(3))]
+        events = [random_event(rng, document, next(events_in_turn)) for _ in range(1 + rng.integers(3))]
         await wire.send(wire.message("PATCH-DOC", {"events": events}))
         return events
     elif kind == 7:
@@ -845,7 +878,8 @@ async def send_random(rng, wire, document):
 
 
 def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
-    """Random PATCH-DOC events and messages against every page: replies are short ("refused", no
+    """Random PATCH-DOC events and messages against every page, each kind of message and of event on each (a widget
+    of every type among them: in_turn, event_kinds): replies are short ("refused", no
     traceback), the log grows by a bounded amount per message, a fresh session sees what it saw, and whatever the
     attacker's own session accepted is something a page of ours could have sent (a_page_may_send)."""
     rng = np.random.default_rng(23)
@@ -854,12 +888,16 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
         seen = fingerprint((await fresh(server.url, path))[1])
         token, document = await fresh(server.url, path)                  # the attacker's session
         again = fingerprint(document)
-        replies, wire, accepted = [], None, []
-        for _ in range(FUZZ_MESSAGES):
+        replies, wire, accepted, kinds = [], None, [], {"messages": [], "events": []}
+        message_kinds = noted(in_turn(rng, range(KINDS)), kinds["messages"])
+        events_in_turn = noted(in_turn(rng, event_kinds(document)), kinds["events"])
+        for sent in range(3 * FUZZ_MESSAGES):           # and on past FUZZ_MESSAGES until every kind of event was sent
+            if sent >= FUZZ_MESSAGES and set(kinds["events"]) >= set(event_kinds(document)):
+                break
             if wire is None or wire.connection.close_code is not None:
                 wire = await Wire.connect(server.url, path, token)
             try:
-                events = await send_random(rng, wire, document)
+                events = await send_random(rng, wire, document, next(message_kinds), events_in_turn)
             except (WebSocketClosedError, StreamClosedError):   # closed at a message's first fragment
                 replies.append(None)
                 wire = None
@@ -875,13 +913,15 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
         if wire is not None:
             wire.connection.close()
         async with Wire.open(server.url, path) as later:
-            return seen, again, fingerprint(await later.pull_whole()), replies, accepted, document
+            return seen, again, fingerprint(await later.pull_whole()), replies, accepted, document, kinds
 
     server.run(counted(server.url))
     for path in PAGES:
         mark, size = server.mark(), server.log.stat().st_size
-        seen, again, later, replies, accepted, document = server.run(fuzz(path))
+        seen, again, later, replies, accepted, document, kinds = server.run(fuzz(path))
         lines = server.lines_since(mark)
+        # every kind of message and of event, a widget of every type among them, reached the page
+        assert set(kinds["messages"]) == set(range(KINDS)) and set(kinds["events"]) == set(event_kinds(document)), path
         assert changed(seen, again, later) == [], path
         assert [event for event in accepted if not a_page_may_send(event, document)] == [], path
         assert not [r for r in replies if r == "no answer"], path
@@ -889,7 +929,7 @@ def test_fuzz_every_page_changes_nothing_a_second_session_sees(server):
             assert reply is None or reply.msgtype == "OK" or (
                 reply.msgtype == "ERROR" and reply.content == {"text": "refused", "traceback": None}), (path, reply)
         assert not any("Traceback" in line for line in lines), (path, lines[:5])
-        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * FUZZ_MESSAGES + 2000, (path, lines[:20])
+        assert server.log.stat().st_size - size < LOG_BYTES_PER_MESSAGE * len(replies) + 2000, (path, lines[:20])
 
 
 # ---------------------------------------------------------------------------------------------- 3: idle connections

@@ -5,9 +5,10 @@ Invariants:
 
 - after sessions are discarded, their memory goes back to the system: for every session destroyed, one full
   collection then `malloc_trim(0)` TRIM_DELAY_S later, one at a time and at most one per TRIM_INTERVAL_S (a crowd
-  leaving costs one trim); a discarded document is a web of reference cycles only the collector frees, so the
-  collection comes first. On Linux `python -m lineare.app` runs Python's small objects on the C allocator
-  (PYTHONMALLOC=malloc), which the trim can give back; without glibc there is no trim, and nothing else changes;
+  leaving costs one trim; `python -m lineare.app --trim-seconds` sets the interval, and the delay is never longer); a
+  discarded document is a web of reference cycles only the collector frees, so the collection comes first. On Linux
+  `python -m lineare.app` runs Python's small objects on the C allocator (PYTHONMALLOC=malloc), which the trim can
+  give back; without glibc there is no trim, and nothing else changes;
 - what is alive once the server runs (the imports, what --warm's pages left in the shared caches) is moved out of
   the collector's sight (`gc.freeze()`): it lives as long as the process and is still freed when nothing refers to
   it; with forked processes this is done before the fork (their copies stay shared) and once more in each process
@@ -41,11 +42,12 @@ def freeze_startup():
     gc.freeze()
 
 
-def install(forks=False):
-    """`forks`: the server forks its processes after this (--num-procs), and an event loop made before
-    the fork would be shared by them all (Tornado then fails to start): the start-up objects are
-    frozen now, before the fork (which also keeps the processes' copies of them shared), and once
-    more by each process at its first session (what the pages imported since)."""
+def install(forks=False, interval_s=TRIM_INTERVAL_S):
+    """`interval_s`: at most one trim this often (a shorter delay too, if it is shorter). `forks`: the server forks
+    its processes after this (--num-procs), and an event loop made before the fork would be shared by them all
+    (Tornado then fails to start): the start-up objects are frozen now, before the fork (which also keeps the
+    processes' copies of them shared), and once more by each process at its first session (what the pages imported
+    since)."""
     import panel as pn
     from tornado.ioloop import IOLoop
 
@@ -66,7 +68,8 @@ def install(forks=False):
     if libc is None:
         return
 
-    scheduled, last = [], [-TRIM_INTERVAL_S]
+    wait_s = min(TRIM_DELAY_S, interval_s)
+    scheduled, last = [], [-interval_s]
 
     def trim():
         scheduled.clear()
@@ -76,7 +79,7 @@ def install(forks=False):
 
     def destroyed(_session_context):
         if not scheduled:
-            delay = max(TRIM_DELAY_S, last[0] + TRIM_INTERVAL_S - time.monotonic())
+            delay = max(wait_s, last[0] + interval_s - time.monotonic())
             scheduled.append(IOLoop.current().call_later(delay, trim))
 
     pn.state.on_session_destroyed(destroyed)

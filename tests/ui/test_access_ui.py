@@ -5,9 +5,11 @@ pictures' canvas, and the pictures' numbers against what they draw.
 
 Page loads are shared: each loaded page is checked for several things at once (axe, the layout of
 tests/ui/layout.py: sideways scroll, overlaps, touch targets; names, language; tests/ui/seeing.py: contrast, Tab
-stops, the pictures' text alternatives), so the whole file loads 28 pages: every page at the phone, tablet and
-projector sizes, plus four pages for touch, keyboard, numbers, zoom. On the tablet pass the sections made when
-scrolled to are reached by the Tab key from the top of the fresh page instead of by scrolling.
+stops, the pictures' text alternatives), so the whole file loads 20 pages: every page at the phone and tablet sizes,
+plus four pages for touch, keyboard, numbers, zoom. On the tablet pass the sections made when scrolled to are reached
+by the Tab key from the top of the fresh page instead of by scrolling. The projector pass (every page in Italian at
+1366×768, each lesson's first card open) is made on the page loads of test_first_screen_ui.py's walk of every page
+(check_every_page).
 """
 import re
 
@@ -216,35 +218,47 @@ def check_groups(page, language):
     return groups
 
 
-@pytest.mark.parametrize("size, language", [((768, 1024), "en"), ((1366, 768), "it")])
-def test_every_page_at_tablet_and_projector_sizes(open_page, axe, size, language):
-    """Every page once in each language (the Italian pass opens each lesson's first card with it). The English
-    tablet pass reaches the sections made later by the Tab key; the Italian projector pass reads every text the
-    pictures draw at 16 px at least. Both read the groups and cards of the sidebar in the accessibility tree and check
-    every picture's text alternative against what it draws."""
-    visit = open_page(locale=language)
-    visit.page.set_viewport_size({"width": size[0], "height": size[1]})
+# the knobs' groups of every page, named as their labels say (their parameter's name was English on an Italian page:
+# "Dim", "Dtype")
+NAMED = {"en": {"Heads", "Numbers per label d", "Attention", "Mode", "Sequence", "Keys", "Chunk size C"},
+         "it": {"Teste", "Numeri per etichetta d", "Attenzione", "Modalità", "Sequenza", "Chiavi"}}
+
+
+def check_named(groups, language):
+    """`groups`: the names of the groups met on every page in `language`."""
+    assert NAMED[language] <= groups and not {"Dim", "Dtype", "Tokens"} & groups, groups
+
+
+def check_every_page(page, language, slug, axe, card=False):
+    """What each page is checked for on the English tablet pass below and the Italian projector pass (the walk of
+    test_first_screen_ui.py, which shares its page loads: each lesson's first card open): check_page, the sidebar's
+    groups and cards in the accessibility tree (returned), every picture's text alternative against what it draws,
+    at 1366 px every text the pictures draw at 16 px at least."""
+    _facts, handles = check_page(page, language, axe)
+    groups = set(check_groups(page, language))
+    if slug:
+        pictures = picture_problems(page)
+        assert pictures == [], "\n".join(pictures)
+    if page.viewport_size["width"] == 1366:
+        small = small_canvas_texts(page)
+        assert small == [], "\n".join(small)
+    if slug == "softmax" and page.viewport_size["width"] > 900:       # the length slider tells 1024, not its notch
+        assert any(h["value"] == "1024" for h in handles), handles
+    if card:
+        assert page.locator("section.card").count() == 1
+    return groups
+
+
+def test_every_page_at_tablet_size(open_page, axe):
+    """Every page at 768×1024 in English, the sections made later reached by the Tab key (check_every_page). The same
+    checks in Italian at the projector's 1366×768, each lesson's first card open, are made on the page loads of
+    test_first_screen_ui.py::test_no_page_scrolls_sideways_and_every_text_is_16_px."""
+    visit = open_page(locale="en")
+    visit.page.set_viewport_size({"width": 768, "height": 1024})
     groups = set()
     for slug in PAGES:
-        card = f"&lesson={slug}&card=1" if language == "it" and slug in LESSONS else ""
-        page = loaded(visit, f"/{slug}?lang={language}{card}", by_tab=language == "en")
-        _facts, handles = check_page(page, language, axe)
-        groups |= set(check_groups(page, language))
-        if slug:
-            pictures = picture_problems(page)
-            assert pictures == [], "\n".join(pictures)
-        if size[0] == 1366:
-            small = small_canvas_texts(page)
-            assert small == [], "\n".join(small)
-        if slug == "softmax" and size[0] > 900:                    # the length slider tells 1024, not its notch
-            assert any(h["value"] == "1024" for h in handles), handles
-        if card:
-            assert page.locator("section.card").count() == 1
-    # the knobs' groups of every page were named as their labels say (their parameter's name was English on an
-    # Italian page: "Dim", "Dtype")
-    named = {"en": {"Heads", "Numbers per label d", "Attention", "Mode", "Sequence", "Keys", "Chunk size C"},
-             "it": {"Teste", "Numeri per etichetta d", "Attenzione", "Modalità", "Sequenza", "Chiavi"}}[language]
-    assert named <= groups and not {"Dim", "Dtype", "Tokens"} & groups, groups
+        groups |= check_every_page(loaded(visit, f"/{slug}?lang=en", by_tab=True), "en", slug, axe)
+    check_named(groups, "en")
     assert visit.errors == []
 
 

@@ -1,12 +1,15 @@
 """Every page at 1366×768 (a classroom projector), sidebar open, both languages and both levels: nothing
 scrolls sideways, neither the window nor the page's own scrolling area (#main, where a too-wide table
-once hid), and the page's main pictures and its point sit inside the first screen."""
+once hid), and the page's main pictures and its point sit inside the first screen. The walk of every page also
+makes test_access_ui.py's checks of the Italian projector pass, on the same page loads."""
 import re
 import pytest
 
+from lineare.app.lessons import LESSONS
 from first_screen import PROJECTOR, WIDE, check_first_screen, scroll_to_every_section
 from layout import layout, problems
 from seeing import canvas_texts
+from test_access_ui import PAGES as ACCESS_PAGES, check_every_page, check_named, drawn
 
 WIDTH_JS = """() => { const main = document.querySelector('#main');
   return [main.scrollWidth, main.clientWidth, document.scrollingElement.scrollWidth, innerWidth]; }"""
@@ -97,16 +100,25 @@ def test_the_point_is_on_the_first_screen(chromium, server, path, pictures):
     assert check_first_screen(chromium, server, path, pictures) == []
 
 
-def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
-    """Every page opened on the projector in every language and level, two of the four in presenter mode (each
+# the four ways every page is walked: (language, level, presenter mode); each language once in presenter mode (its
+# type a quarter larger, the sidebar folded), and the two others also widened to 1920 × 1080
+WALKS = [("it", "elementare", False), ("it", "superiore", True), ("en", "elementare", True), ("en", "superiore", False)]
+ACCESS = ("it", "elementare", False)       # test_access_ui.py's Italian projector pass, on the same loads
+# every route; then three more states of /state, walked once per language (in the widened walks: each check sees them)
+PATHS = ["/", *(f"/{slug}" for slug in ACCESS_PAGES if slug)]
+MORE = ["/state?lesson=state&card=2", "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
+
+
+def test_no_page_scrolls_sideways_and_every_text_is_16_px(open_page, axe):
+    """Every page opened on the projector in every language and level, two of the four walks in presenter mode (each
     language once); in the two others the same page is then widened to 1920 × 1080, as a window is (each page
-    loads once: this test took 3.5 minutes with a second load at 1920). On each load at 1366 × 768 every text of
-    the sidebar and the page is at least 16 px (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check
-    of layout.py: nothing overlaps (the pictures' titles and their numbers buttons included), every control at
-    least 24 px. Sections made when scrolled to are made first, so they are checked too."""
-    paths = ["/", "/softmax", "/two-bills", "/state", "/transition", "/memory-fails", "/parallel-recurrent",
-             "/architectures", "/state?lesson=state&card=2",
-             "/state?mode=trained&variant=gated_deltanet", "/state?heads=4&variant=rwkv7"]
+    loads once: this test took 3.5 minutes with a second load at 1920), and three more states of /state are walked
+    (each language once). On each load at 1366 × 768 every text of the sidebar and the page is at least 16 px
+    (TEXT_SIZES_JS, EXEMPT), and on each load the whole layout check of layout.py: nothing overlaps (the pictures'
+    titles and their numbers buttons included), every control at least 24 px. Sections made when scrolled to are made
+    first, so they are checked too. The Italian walk at the default level opens each lesson's first card and checks
+    each page for test_access_ui.py as well (check_every_page: axe, contrast, names, the sidebar's groups, the pictures'
+    text alternatives; no page error)."""
     wide, small = [], []
     exempt = [selector for selector in EXEMPT if selector.startswith(".")]
 
@@ -121,42 +133,50 @@ def test_no_page_scrolls_sideways_and_every_text_is_16_px(chromium, server):
             found = problems(layout(page))
         wide.extend(f"{where}: {problem}" for problem in found)
 
-    context = chromium.new_context(viewport=PROJECTOR)
-    page = context.new_page()
-    try:
-        # two of the four in presenter mode (its type a quarter larger, the sidebar folded): each language once
-        for lang, level, present in [("it", "elementare", True), ("it", "superiore", False),
-                                     ("en", "elementare", False), ("en", "superiore", True)]:
-            for path in paths:
-                page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}"
-                          + ("&present=1" if present else ""), timeout=90_000)     # RWKV-7 × 4 heads on a busy CI
+    for lang, level, present in WALKS:
+        visit = open_page(locale=lang, viewport=PROJECTOR)
+        page, groups = visit.page, set()
+        widened = not present
+        for path in PATHS + (MORE if widened else []):
+            slug = path.strip("/")
+            url = (f"{visit.server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}"
+                   + ("&present=1" if present else ""))
+            card = (lang, level, present) == ACCESS and slug in LESSONS
+            if (lang, level, present) == ACCESS and "?" not in path:
+                drawn(page, url + (f"&lesson={slug}&card=1" if card else ""))     # and its sections, as the others
+            else:
+                page.goto(url, timeout=90_000)                                    # RWKV-7 × 4 heads on a busy CI
                 page.locator('nav a[aria-current="page"]').wait_for(state="attached", timeout=60_000)
                 if path != "/":
                     page.locator(".bk-Figure").first.wait_for(timeout=60_000)
                 if page.locator(".lineare-later").count():
                     scroll_to_every_section(page, wait=False)
                     page.evaluate("window.scrollTo(0, 0)")
-                check(f"{path} {lang}/{level}{' presenter' if present else ''} at 1366")
-                small.extend(f"{path} {lang}/{level}: {text}" for text in page.evaluate(TEXT_SIZES_JS, [16, exempt]))
-                # the pictures' own words: 16 px, and in presenter mode a quarter more (an axis name that would take
-                # three lines may give some of it back, never under 16 px)
-                for text in canvas_texts(page):
-                    least = 16 * 1.25 if present and text["what"] != "axis name" else 16
-                    if text["px"] < least - 0.05:
-                        small.append(f"{path} {lang}/{level}{' presenter' if present else ''}: «{text['picture']}» "
-                                     f"{text['what']} at {text['px']:.1f} px, under {least:g}")
-                if (lang, level) in (("it", "superiore"), ("en", "elementare")):
-                    before = page.evaluate(PICTURE_WIDTH_JS)
-                    page.set_viewport_size(WIDE)
-                    check(f"{path} {lang}/{level} at 1920")
-                    # the pictures use a wide projector's room: drawn larger, not left at their 1366-px size
-                    after = page.evaluate(PICTURE_WIDTH_JS)
-                    if before and after < 1.3 * before:
-                        wide.append(f"{path} {lang}/{level} at 1920: the first picture is {after:.0f} px wide, "
-                                    f"{before:.0f} at 1366")
-                    page.set_viewport_size(PROJECTOR)
-    finally:
-        context.close()
+            where = f"{path} {lang}/{level}{' presenter' if present else ''}"
+            check(f"{where} at 1366")
+            small.extend(f"{path} {lang}/{level}: {text}" for text in page.evaluate(TEXT_SIZES_JS, [16, exempt]))
+            # the pictures' own words: 16 px, and in presenter mode a quarter more (an axis name that would take
+            # three lines may give some of it back, never under 16 px)
+            for text in canvas_texts(page):
+                least = 16 * 1.25 if present and text["what"] != "axis name" else 16
+                if text["px"] < least - 0.05:
+                    small.append(f"{where}: «{text['picture']}» {text['what']} at {text['px']:.1f} px, under {least:g}")
+            if (lang, level, present) == ACCESS and "?" not in path:
+                groups |= check_every_page(page, "it", slug, axe, card=card)
+            if widened:
+                before = page.evaluate(PICTURE_WIDTH_JS)
+                page.set_viewport_size(WIDE)
+                check(f"{path} {lang}/{level} at 1920")
+                # the pictures use a wide projector's room: drawn larger, not left at their 1366-px size
+                after = page.evaluate(PICTURE_WIDTH_JS)
+                if before and after < 1.3 * before:
+                    wide.append(f"{path} {lang}/{level} at 1920: the first picture is {after:.0f} px wide, "
+                                f"{before:.0f} at 1366")
+                page.set_viewport_size(PROJECTOR)
+        page.goto("about:blank")       # each walk has a context of its own: its last page is not left open behind
+        if (lang, level, present) == ACCESS:
+            check_named(groups, "it")
+            assert visit.errors == []
     assert wide == [], "\n".join(wide)
     assert small == [], "\n".join(small)
 
