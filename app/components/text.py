@@ -95,7 +95,8 @@ class Explanation(pn.viewable.Viewer):
     def __init__(self, session=None, **params):
         if session is not None:
             params.setdefault("level", session.level)
-        layout = {name: params.pop(name) for name in ("width", "sizing_mode", "margin") if name in params}
+        layout = {name: params.pop(name) for name in ("width", "sizing_mode", "margin", "css_classes")
+                  if name in params}
         extra = params.pop("stylesheets", [])
         super().__init__(**params)
         if "width" not in layout:

@@ -50,14 +50,15 @@ class ForgettingPicture:
         self.picture.legend.spacing = 6
         tokens = np.arange(TOKENS + 1)
         self.lines, self.marks = {}, {}
-        for number, variant in enumerate(ARCHITECTURES):
+        for variant in ARCHITECTURES:
             self.lines[variant] = self.picture.line(variant, color=COLOURS[variant], dash=dash(variant), width=THIN)
             self.marks[variant] = self.picture.dots(f"{variant} marks", color=COLOURS[variant],
                                                     marker=MARKERS[variant], size=SMALL_MARK, alpha=0.9)
             self.picture.label(variant, _(REGISTRY[variant].short), [variant, f"{variant} marks"])
             curve = forgetting_curve(variant)
             self.picture.show(variant, tokens, curve)
-            self.picture.show(f"{variant} marks", tokens[marked(variant)], np.asarray(curve)[marked(variant)])
+            at = marked(variant)
+            self.picture.show(f"{variant} marks", tokens[at], np.asarray(curve)[at])
         self.picture.set_ranges(x=(0, TOKENS), y=(0, 1.04))
         self.picture.figure.add_tools(HoverTool(tooltips=[(_("tokens after it was written"), "@x"),
                                                           (_("share of the pair left"), "@y{0.000}")]))

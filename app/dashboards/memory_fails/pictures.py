@@ -157,7 +157,8 @@ class WeightsPicture:
             self.marks[mark].data = {"x": [i + 1 for i in bars],
                                      "y": [max(float(weights[i]), 0.0) + 0.3 * pad for i in bars]}
         self.figure.title.text = title
-        hatch = [STRIPES if i in set(intruders) - {answer, target} else " " for i in range(W)]
+        striped = set(intruders) - {answer, target}
+        hatch = [STRIPES if i in striped else " " for i in range(W)]
         self.source.data = {"x": np.arange(1, W + 1), "top": weights, "color": colors, "hatch": hatch}
 
 
@@ -371,7 +372,8 @@ class WritesPicture:
             colors[i] = ORANGE
         for i in right:
             colors[i] = RIGHT
-        hatch = [STRIPES if i in set(verdict.others) - set(right) else " " for i in range(len(share))]
+        striped = set(verdict.others) - set(right)
+        hatch = [STRIPES if i in striped else " " for i in range(len(share))]
         self.bars.data = {"x": positions, "top": share, "color": colors, "hatch": hatch,
                           "token": list(tokens[:len(share)]), "size": parts.size, "kept": parts.kept,
                           "similarity": parts.similarity}

@@ -69,7 +69,7 @@ class SoftmaxView(DashboardView):
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
                                       superiore=_(TABLE_HELP["superiore"]), width=330, margin=(0, 5))
         self.memory_help = Explanation(session, width=280, margin=(0, 5))
-        self.counts = Explanation(session, width=310, margin=(0, 5))
+        self.counts = Explanation(session, width=310, margin=(0, 5), css_classes=["counts"])
         self.cost_help = Explanation(session, elementare=_(COST_HELP["elementare"]),
                                      superiore=_(COST_HELP["superiore"]))
         self.trade_off = point_box(Explanation(session, elementare=_(TRADE_OFF["elementare"]),
@@ -81,7 +81,6 @@ class SoftmaxView(DashboardView):
         self.cards = {"table": card(self.table, self.table_help, width=340),
                       "memory": card(self.memory, self.memory_help, width=310),
                       "cost": card(self.cost, self.counts, width=320)}
-        self.counts.__panel__().css_classes = ["counts"]
 
         store.param.watch(self._send_run, "run")
         store.param.watch(self._draw_cost, "counts")
