@@ -11,7 +11,8 @@ the UI tests that already open every page, so that no page is loaded for these a
   words and numbers inside it) with its type size in CSS pixels, read from the drawn models;
 - `unnamed_controls(page)`: every element the Tab key reaches with no role a screen reader can name, or no name;
 - `picture_problems(page)`: each picture's text alternative and numbers table against what its models draw;
-- `focus_ring(page)`: the focused element's halo (outline or ring) against what is around it.
+- `focus_ring(page)`: the focused element's halo (outline or ring) against what is around it;
+- `redrawn(page, shoot, before)`: whether a picture comes to differ from an earlier screenshot of it.
 """
 import re
 from pathlib import Path
@@ -64,3 +65,13 @@ def group_names(snapshot):
         if button and current is not None:
             current.append((button.group(1), bool(button.group(2))))
     return groups
+
+
+def redrawn(page, shoot, before, seconds=15):
+    """Whether `shoot()` (a screenshot of one picture) comes to differ from `before` within `seconds`. On a loaded
+    machine a redraw can reach the browser after the texts sent with it, so a single look may be too early."""
+    for _try in range(int(seconds / 0.25)):
+        if shoot() != before:
+            return True
+        page.wait_for_timeout(250)
+    return False

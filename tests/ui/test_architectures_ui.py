@@ -5,6 +5,7 @@ Three tests, eight page loads: each one costs seconds on a busy machine.
 import time
 
 from first_screen import check_first_screen, scroll_to_every_section
+from seeing import redrawn
 from test_app_ui import english_only_strings
 
 PAGE = "/architectures"
@@ -44,8 +45,7 @@ def test_languages_levels_and_a_spoiled_link(open_page):
     curves = page.locator(".main-picture").first.screenshot()
     page.get_by_role("button", name="DeltaNet", exact=True).click()        # a card's name fills the skeleton
     wait_for_lamp(page, "completato per DeltaNet")
-    page.wait_for_timeout(300)
-    assert page.locator(".main-picture").first.screenshot() != curves        # … and thickens its curve
+    assert redrawn(page, page.locator(".main-picture").first.screenshot, curves)   # … and thickens its curve
     page.wait_for_function("() => ['level=superiore', 'arch=deltanet']"
                            ".every(s => window.location.search.includes(s))")
 

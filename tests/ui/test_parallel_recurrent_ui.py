@@ -2,6 +2,7 @@
 import re
 
 from first_screen import WIDE, check_first_screen, scroll_to_every_section
+from seeing import redrawn
 
 PAGE = "/parallel-recurrent"
 MASK, COUNT, COST = 4, 5, 6
@@ -15,16 +16,6 @@ def figure(page, index):
     """A screenshot of one Bokeh picture: 0–2 the outputs (recurrent, chunked, parallel), 3 the difference,
     4 the mask, 5 the counted cost, 6 the measured cost (3–6 once their sections are scrolled to)."""
     return page.locator(".bk-Figure").nth(index).screenshot()
-
-
-def redrawn(page, index, before, seconds=15):
-    """Whether picture `index` comes to differ from the screenshot `before` within `seconds`: the server's
-    redraw reaches the browser after the texts it sends with it on a loaded machine, so one look can be early."""
-    for _try in range(int(seconds / 0.25)):
-        if figure(page, index) != before:
-            return True
-        page.wait_for_timeout(250)
-    return False
 
 
 def wait_for_title(page, text, timeout=15_000):
@@ -79,12 +70,12 @@ def test_chunk_size_redraws_the_mask_and_measure_draws_the_cost(open_page):
     page.get_by_role("button", name="32", exact=True).click()
     wait_for_url(page, "chunk=32")
     page.get_by_text("Not measured yet for RetNet, chunks of 32.").wait_for()
-    assert redrawn(page, MASK, mask)                             # the chunk outlines moved
+    assert redrawn(page, lambda: figure(page, MASK), mask)     # the chunk outlines moved
     page.get_by_role("button", name="Measure", exact=True).click()              # timed in a worker thread
     page.get_by_text(re.compile(r"^Measured for RetNet, chunks of 32\.")).wait_for(timeout=25_000)
     page.get_by_role("button", name="Measure again").wait_for()
     wait_for_url(page, "cost=true")
-    assert redrawn(page, COST, cost)                             # the three curves are drawn
+    assert redrawn(page, lambda: figure(page, COST), cost)     # the three curves are drawn
     assert visit.errors == []
 
 
@@ -145,7 +136,7 @@ def test_the_strips_fill_in_each_forms_order(open_page):
     wait_for_title(page, "Recurrent: one token per step, 4 of 64 answered")
     wait_for_title(page, "Chunked: a block of 16 per step, 64 of 64 answered")
     page.wait_for_function("() => window.location.search.includes('t=3')")
-    assert redrawn(page, 0, recurrent)
+    assert redrawn(page, lambda: figure(page, 0), recurrent)
     page.get_by_role("button", name="32", exact=True).click()              # a new run opens on its own step
     wait_for_title(page, "Chunked: a block of 32 per step, 32 of 64 answered")
     wait_for_title(page, "Recurrent: one token per step, 1 of 64 answered")

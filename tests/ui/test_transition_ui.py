@@ -5,6 +5,7 @@ Few page loads on purpose: each one costs seconds on a busy machine.
 import re
 
 from first_screen import scroll_to_every_section
+from seeing import redrawn
 
 PAGE = "/transition"
 
@@ -54,7 +55,7 @@ def test_turning_the_knobs_and_reopening_the_link(open_page):
     wait_for_lamp(page, "DeltaNet")
     page.locator('tr.lit[data-variant="deltanet"]').wait_for()
     page.get_by_text("4 of 4 answers right").first.wait_for()
-    assert state_picture(page) != before                    # the picture changed with the model
+    assert redrawn(page, lambda: state_picture(page), before)       # the picture changed with the model
     page.get_by_text("Scalar: one per token").click()       # a gate chosen by the token: Gated DeltaNet
     wait_for_lamp(page, "Gated DeltaNet")
     beta = page.get_by_role("slider").nth(1)                # β, by keyboard: 1 → 0.5 in steps of 0.05
