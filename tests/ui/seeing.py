@@ -67,11 +67,11 @@ def group_names(snapshot):
     return groups
 
 
-def redrawn(page, shoot, before, seconds=15):
-    """Whether `shoot()` (a screenshot of one picture) comes to differ from `before` within `seconds`. On a loaded
-    machine a redraw can reach the browser after the texts sent with it, so a single look may be too early."""
+def redrawn(page, shoot, before, seconds=15, test=lambda before, now: now != before):
+    """Whether `shoot()` (a picture of one figure) comes to differ from `before` (by `test`) within `seconds`. On a
+    loaded machine a redraw can reach the browser after the texts sent with it, so a single look may be too early."""
     for _try in range(int(seconds / 0.25)):
-        if shoot() != before:
+        if test(before, shoot()):
             return True
         page.wait_for_timeout(250)
     return False

@@ -29,6 +29,7 @@ from lineare.app.i18n import language
 from lineare.app.lessons import LESSONS, SKETCH, parts
 
 from first_screen import PROJECTOR, inside
+from seeing import redrawn
 
 PHONE = {"width": 390, "height": 844}
 ON_A_PHONE = ("two-bills", "memory-fails")        # lessons walked on a phone, answered by touch
@@ -188,6 +189,17 @@ def clear_of_the_card(page, card, tries=20):
     return False
 
 
+def settled(page, pictures, sketched, seconds=10):
+    """What the page holds back and the sketch's lines (HELD), looked at again until the answer's pictures are
+    whole and the sketch is drawn, or `seconds` have passed: on a loaded machine the redraw can follow the verdict."""
+    for _try in range(int(seconds / 0.25)):
+        after = page.evaluate(HELD, SKETCH)
+        if (not sketched or any(n >= 2 for n in after["sketched"])) and not set(pictures) & set(after["held"]):
+            break
+        page.wait_for_timeout(250)
+    return after
+
+
 def sketch(page, card, how):
     """A curve on the card's empty axes: a drag by mouse, taps on a phone, or the arrow keys."""
     layer = page.locator(".lineare-sketch")
@@ -312,14 +324,14 @@ def test_every_card_draws_its_pictures_and_keeps_its_answer_until_the_student_ac
         page.wait_for_timeout(600)
         if phone and card.evaluate(OBSERVATION_CUT):
             problems.append(f"{where}: the verdict and what happened are cut off at the card's edge")
-        after = page.evaluate(HELD, SKETCH)
+        after = settled(page, pictures, record.guess is not None)
         if record.guess is not None and not any(n >= 2 for n in after["sketched"]):
             problems.append(f"{where}: the sketch ({how}) is not kept on the picture: {after['sketched']}")
         for figure, before in pictures.items():
-            now = shot(page, figure)
             if figure in after["held"]:
                 problems.append(f"{where}: a series is still held back after the action")
-            elif now is None or changed(before, now) < 0.002:
+            elif not redrawn(page, lambda figure=figure: shot(page, figure), before,
+                             test=lambda before, now: now is not None and changed(before, now) >= 0.002):
                 problems.append(f"{where}: the picture holding the answer did not change after the action")
         if (slug, number) == ("transition", 3):                   # α leaves the card's 0.5: a stale observation
             page.locator("#sidebar .noUi-handle").first.focus()    # forget α, the sidebar's first slider
