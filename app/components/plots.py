@@ -196,7 +196,9 @@ def main_picture(fig, margin=None):
     """A page's main picture as a Panel object: the figure itself carries the class `main-picture` (what a lesson
     card brings up under it, what the tests look for) and the `margin`, rather than a Column around it made for
     them alone (a Panel object and a Bokeh model fewer per picture). The pane holds the class too: Panel writes a
-    pane's classes over its figure's when they change (a lesson card's `lesson-look`)."""
+    pane's classes over its figure's when they change (a lesson card's `lesson-look`). Not for a picture whose
+    Column had a margin at its side: on a phone the figure fitted to the column (app/js/page/drawer.js) came out
+    narrower with the margin its own (two bills; memory fails and architectures keep their Columns too)."""
     import panel as pn
 
     fig.css_classes = [*fig.css_classes, "main-picture"]

@@ -8,7 +8,6 @@ from urllib.parse import urlencode
 import panel as pn
 
 from lineare.app.components.later import Later, SectionPart
-from lineare.app.components.plots import main_picture
 from lineare.app.components.style import CARD_STYLE, LAMP_CSS, LIT_CARD_STYLE
 from lineare.app.components.text import TEXT_CSS, Explanation, inline_html, point_box
 from lineare.app.dashboards.architectures.model import (ARCHITECTURES, D, TEXTS, ArchitecturesStore, card_alpha,
@@ -167,8 +166,9 @@ class ArchitecturesView(DashboardView):
                         r"al. 2025). RWKV-7, $\mathrm{diag}(w_t) - \hat\kappa_t (a_t \odot \hat\kappa_t)^\top$ with "
                         r"$a_t = 1$: one eigenvalue below 0, the others between the $w_i$."
                         ).replace("{columns}", str(D)).replace("{texts}", str(TEXTS)))
-        self.pictures = {"forgetting": main_picture(self.forgetting.figure, (0, 12, 8, 0)),
-                         "eigen": main_picture(self.eigen.figure, (0, 0, 8, 0))}
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        self.pictures = {"forgetting": main(self.forgetting.figure, (0, 12, 8, 0)),
+                         "eigen": main(self.eigen.figure, (0, 0, 8, 0))}
         # one card per model, under the first screen: made when the visitor scrolls near them
         self._cards, self.card_list = {}, Later(self._make_cards, height=CARDS_HEIGHT[current_language()])
         self.store.param.watch(self._draw, "arch")

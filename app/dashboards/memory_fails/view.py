@@ -6,7 +6,7 @@ import panel as pn
 
 from lineare.app.components.controls import example_input
 from lineare.app.components.later import Later, SectionPart, in_section
-from lineare.app.components.plots import RowsPicture, main_picture
+from lineare.app.components.plots import RowsPicture
 from lineare.app.components.text import Explanation, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
 from lineare.app.dashboards.memory_fails.details import ForensicsSection, MapSection
@@ -80,7 +80,7 @@ class MemoryView(DashboardView):
         self.point_text = Explanation(session, sizing_mode="stretch_width")
         self.point = point_box(self.point_text)
         self.curve_text = Explanation(session, sizing_mode="stretch_width")   # 1220 px overflowed at 1366
-        self.chart_panes = {name: main_picture(chart.figure, (0, 4))
+        self.chart_columns = {name: pn.Column(pn.pane.Bokeh(chart.figure), css_classes=["main-picture"], margin=(0, 4))
                               for name, chart in (("errors", self.charts.errors), ("accuracy", self.charts.accuracy))}
 
         store.param.watch(self._draw_curve, ["curve"])
@@ -112,11 +112,11 @@ class MemoryView(DashboardView):
         errors, accuracy = self.charts.errors, self.charts.accuracy
         series = lambda picture, key, *names: [*(picture.renderers[n] for n in (key, *names)), picture.items[key]]
         return {"point": [self.point_text], "curve_text": [self.curve_text],
-                "errors": [self.chart_panes["errors"]], "errors.figure": [errors.figure],
+                "errors": [self.chart_columns["errors"]], "errors.figure": [errors.figure],
                 "errors.bound": series(errors, "bound"), "errors.best": series(errors, "best"),
                 "errors.error": series(errors, "error", "error_dots"),
                 "markers.dk": [marker for marker, _chosen in self.charts.markers],
-                "accuracy": [self.chart_panes["accuracy"]], "accuracy.figure": [accuracy.figure],
+                "accuracy": [self.chart_columns["accuracy"]], "accuracy.figure": [accuracy.figure],
                 "accuracy.curve": series(accuracy, "accuracy", "accuracy_dots"),
                 "queries.verdicts": SectionPart(self.lower[0], lambda q: [q.detail, *q.queries.figure.renderers])}
 
@@ -165,7 +165,7 @@ class MemoryView(DashboardView):
             title(_("Where memory fails")),
             self.intro,
             self.point,
-            pn.FlexBox(*self.chart_panes.values(), sizing_mode="stretch_width"),
+            pn.FlexBox(*self.chart_columns.values(), sizing_mode="stretch_width"),
             self.curve_text,
             heading(_("One query taken apart")),
             self.lower[0],

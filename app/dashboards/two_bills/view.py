@@ -11,7 +11,6 @@ from lineare.app.components.controls import sidebar_label
 from lineare.app.components.curves import BLUE, VERMILLION, CurvesPicture
 from lineare.app.components.later import Later, SectionPart
 from lineare.app.components.player import FrameText, Player
-from lineare.app.components.plots import main_picture
 from lineare.app.components.text import Explanation, Explanations, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
 from lineare.app.dashboards.two_bills.calculator import CalculatorStore
@@ -162,8 +161,9 @@ class GenerationView(pn.viewable.Viewer):
         self.memory.label("prefilled", _("already in memory"), ["prefilled", "state_prefilled"])
         self.crossing = crossing_mark(self.memory.figure, "height")
         self.work = WorkPicture(language)
-        self.pictures = {"memory": main_picture(self.memory.figure, (0, 12, 6, 0)),
-                         "work": main_picture(self.work.figure, (0, 0, 6, 0))}
+        main = lambda figure, margin: pn.Column(pn.pane.Bokeh(figure), margin=margin, css_classes=["main-picture"])
+        self.pictures = {"memory": main(self.memory.figure, (0, 12, 6, 0)),
+                         "work": main(self.work.figure, (0, 0, 6, 0))}
         self.point = Explanation(session)
 
         self.status = FrameText(stylesheets=[STATUS_CSS], sizing_mode="stretch_width", margin=(4, 10))
