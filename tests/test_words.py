@@ -96,3 +96,19 @@ def test_the_pie_belongs_to_softmax():
     pies = [t for t in english if re.search(r"\b(pie|cake)s?\b", t, re.I)]
     pies += [t for t in italian if re.search(r"\btort[ae]\b", t, re.I)]
     assert pies and all("softmax" in t.lower() or "scores" in t or "punteggi" in t for t in pies), pies
+
+
+@pytest.mark.parametrize("lang", ["it", "en"])
+def test_many_numbers_are_written_as_one_number_is(lang):
+    """format_numbers (a run's cell labels at once) writes each number exactly as format_number does: the
+    separators of the language, half to even, large numbers grouped."""
+    import numpy as np
+
+    from lineare.app.i18n import format_number, format_numbers
+
+    rng = np.random.default_rng(0)
+    numbers = [*rng.normal(0, 3, 500), *np.round(rng.normal(0, 3, 500), 1), 0.25, 0.35, -0.05, 1234.55, -98765.25,
+               0.0, 1e6 / 3]
+    with language(lang):
+        for decimals in (0, 1, 2, 3):
+            assert format_numbers(numbers, decimals) == [format_number(float(x), decimals) for x in numbers]

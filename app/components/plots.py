@@ -111,8 +111,11 @@ def _number_format(language, decimals, fixed):
 
 
 def colour_bar(mapper):
-    """A colour bar beside a heat map, its labels in the page's number format."""
-    return ColorBar(color_mapper=mapper, ticker=BasicTicker(desired_num_ticks=5), formatter=number_format(),
+    """A colour bar beside a heat map, its labels in the page's number format; its ticker and label policy shared
+    by the page's colour bars, as the formatter is (models that only say what every bar says: each bar would make
+    and send its own)."""
+    ticker = _per_page(("colour-bar-ticks",), lambda: BasicTicker(desired_num_ticks=5))
+    return ColorBar(color_mapper=mapper, ticker=ticker, formatter=number_format(), major_label_policy=no_overlap(),
                     major_label_text_font_size=TICK_SIZE, width=14)
 
 
@@ -187,6 +190,21 @@ def new_figure(tools="", grid=False, **options):
             fig.add_layout(Grid(dimension=dimension, axis=axis), "center")
         fig.add_layout(axis, place)
     return fig
+
+
+def main_picture(fig, margin=None):
+    """A page's main picture as a Panel object: the figure itself carries the class `main-picture` (what a lesson
+    card brings up under it, what the tests look for) and the `margin`, rather than a Column around it made for
+    them alone (a Panel object and a Bokeh model fewer per picture). The pane holds the class too: Panel writes a
+    pane's classes over its figure's when they change (a lesson card's `lesson-look`). Not for a picture whose
+    Column had a margin at its side: on a phone the figure fitted to the column (app/js/page/drawer.js) came out
+    narrower with the margin its own (two bills; memory fails and architectures keep their Columns too)."""
+    import panel as pn
+
+    fig.css_classes = [*fig.css_classes, "main-picture"]
+    if margin is not None:
+        fig.margin = margin
+    return pn.pane.Bokeh(fig, css_classes=["main-picture"])
 
 
 def style_figure(fig, x_label, y_label):

@@ -92,6 +92,19 @@ def format_number(number, decimals=None):
     return format_decimal(number, format=pattern, locale=current_language())
 
 
+def format_numbers(numbers, decimals):
+    """`format_number(x, decimals)` of each of many numbers, written by Python's own formatting (of the number's
+    shortest decimal, rounded half to even, as Babel does) and the language's two separators: a page that labels
+    a whole run's cells (hundreds of numbers) spends a tenth of Babel's time on it."""
+    from decimal import Decimal
+
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+
+    language = current_language()
+    swap = str.maketrans({",": get_group_symbol(language), ".": get_decimal_symbol(language)})
+    return [format(Decimal(repr(float(x))), f",.{decimals}f").translate(swap) for x in numbers]
+
+
 def browser_locale(language=None):
     """The browser's name for the language (Intl's toLocaleString): it-IT or en-US."""
     return {"it": "it-IT"}.get(language or current_language(), "en-US")

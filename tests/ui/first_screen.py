@@ -4,6 +4,8 @@ and no sideways scrolling, neither of the window nor of the page's scrolling are
 pages' UI tests."""
 PROJECTOR = {"width": 1366, "height": 768}
 WIDE = {"width": 1920, "height": 1080}
+# a main picture's figure: the figure itself where it carries the class (plots.main_picture), else inside the part
+MAIN_FIGURE = ".main-picture.bk-Figure, .main-picture .bk-Figure"
 
 
 def inside(box, width, height):
@@ -25,7 +27,7 @@ def check_first_screen(chromium, server, path, pictures, viewport=PROJECTOR):
                 where = f"{lang}/{level}"
                 page.goto(f"{server}{path}{'&' if '?' in path else '?'}lang={lang}&level={level}")
                 page.locator('nav a[aria-current="page"]').wait_for(timeout=30_000)
-                page.locator(".main-picture .bk-Figure").nth(pictures - 1).wait_for(timeout=30_000)
+                page.locator(MAIN_FIGURE).nth(pictures - 1).wait_for(timeout=30_000)
                 page.locator(".point").first.wait_for(timeout=10_000)
                 page.wait_for_timeout(500)                        # the last layout pass
                 if not page.locator("#sidebar").first.is_visible():

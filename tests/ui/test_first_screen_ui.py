@@ -6,7 +6,7 @@ import re
 import pytest
 
 from lineare.app.lessons import LESSONS
-from first_screen import PROJECTOR, WIDE, check_first_screen, scroll_to_every_section
+from first_screen import MAIN_FIGURE, PROJECTOR, WIDE, check_first_screen, scroll_to_every_section
 from layout import layout, problems
 from seeing import canvas_texts
 from test_access_ui import PAGES as ACCESS_PAGES, check_every_page, check_named, drawn
@@ -186,7 +186,7 @@ def test_presenter_mode_folds_the_sidebar_and_enlarges_the_type(chromium, server
     page = context.new_page()
     try:
         page.goto(f"{server}/transition?lang=en")
-        page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
+        page.locator(MAIN_FIGURE).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1600)                                   # the pictures' numbers buttons come
         normal = page.evaluate("getComputedStyle(document.documentElement).getPropertyValue('--lineare-scale')")
         normal_title = page.evaluate(TITLE_SIZE_JS)
@@ -196,7 +196,7 @@ def test_presenter_mode_folds_the_sidebar_and_enlarges_the_type(chromium, server
         assert page.locator("#sidebar").first.is_visible()
         page.get_by_role("button", name="Presenter mode").click()
         page.wait_for_url("**present=1**", timeout=30_000)
-        page.locator(".main-picture .bk-Figure").first.wait_for(timeout=60_000)
+        page.locator(MAIN_FIGURE).first.wait_for(timeout=60_000)
         page.wait_for_timeout(1600)
         assert not page.locator("#sidebar").first.is_visible()
         present_title = page.evaluate(TITLE_SIZE_JS)

@@ -10,7 +10,7 @@ from lineare.app.components.browser import callback
 from lineare.app.components.controls import sidebar_label
 from lineare.app.components.later import Later, SectionPart, in_section
 from lineare.app.components.player import Player
-from lineare.app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, number_format
+from lineare.app.components.plots import TEXT_TAG, TITLE_SIZE, MatrixPicture, main_picture, number_format
 from lineare.app.components.text import TEXT_CSS, Explanation, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
 from lineare.app.dashboards.parallel_recurrent.model import (CHUNKS, COST_BUDGET_S, COST_MAX_LENGTH, D, FIXED_STATE,
@@ -96,7 +96,7 @@ class FormsView(DashboardView):
                          "Further down, a strip shows the difference between two ways, magnified enormously (its "
                          "scale is in its title): "
                          "only specks of rounding are left, a little larger where the answers are larger."))
-        strips = pn.Column(*[pn.Column(pn.pane.Bokeh(picture.figure), margin=(0, 0, 2, 0), css_classes=["main-picture"])
+        strips = pn.Column(*[main_picture(picture.figure, margin=(0, 0, 2, 0))
                              for picture in self.output_pictures.values()])
         self.strips_section = pn.FlexBox(strips, outputs_text, sizing_mode="stretch_width")
 

@@ -10,7 +10,7 @@ import panel as pn
 from lineare.app import mechanism
 from lineare.app.components.later import Later
 from lineare.app.components.player import FrameText
-from lineare.app.components.plots import BarsPicture, MatrixPicture, RowsPicture, rank_one
+from lineare.app.components.plots import BarsPicture, MatrixPicture, RowsPicture, main_picture, rank_one
 from lineare.app.components.text import FIT_CSS, Explanation
 from lineare.app.dashboards.state_fills_up.texts import ANSWER_CSS
 from lineare.app.i18n import N_, _, format_number
@@ -187,7 +187,7 @@ class HeadPanel:
                 plain = _(TRAINED_PLAIN[name]).format(size=self.d_k) if name in TRAINED_PLAIN else plain
                 formulas = _(TRAINED_FORMULA[name]) if name in TRAINED_FORMULA else formulas
             main = name in ("state", "cache", "change", "attention", "readout") and self.head == 0
-            parts = [pn.Column(pn.pane.Bokeh(picture.figure), margin=0, css_classes=["main-picture"] if main else [])]
+            parts = [main_picture(picture.figure) if main else pn.pane.Bokeh(picture.figure)]
             if name == "readout" and self.name is None:
                 parts.append(self.answer)
             width = picture.figure.width + 10

@@ -24,7 +24,7 @@ FRAME_LINE = "#946000"                  # the current row: a dark amber, seen at
 class CellsPicture:
     """A grid of numbered cells; `show_frames` sends a whole run, the player shows one frame of it."""
 
-    def __init__(self, title, x_label, y_label, *, width, height):
+    def __init__(self, title, x_label, y_label, *, width, height, split=False):
         self.figure = style_figure(new_figure(title=title, width=width, height=height, x_range=Range1d(0, 1),
                                           y_range=Range1d(1, 0)), x_label, y_label)
         self.cells = ColumnDataSource({name: [] for name in ("x", "y", "value", "fill", "alpha", "label", "ink",
@@ -43,19 +43,20 @@ class CellsPicture:
         self.figure.quad(left="left", right="right", top="top", bottom="bottom", source=self.outline,
                          view=CDSView(filter=self.outline_filter), fill_alpha=0, line_color=FRAME_LINE,
                          line_width=4, level="overlay")
-        # a line between two parts of the grid: keys | values of the notebook, the state over z
-        self.splits = {axis: Span(location=0, dimension=axis, line_color=INK, line_width=3, visible=False,
-                                  level="overlay") for axis in ("height", "width")}
-        for span in self.splits.values():
-            self.figure.add_layout(span)
+        # `split`: a line between two parts of the grid, keys | values of the notebook or the state over z, never
+        # both at once: one line that turns, and none on a grid that is never split
+        self.split = Span(location=0, dimension="height", line_color=INK, line_width=3, visible=False,
+                          level="overlay") if split else None
+        if split:
+            self.figure.add_layout(self.split)
         self.figure.xaxis.ticker, self.figure.yaxis.ticker = FixedTicker(ticks=[]), FixedTicker(ticks=[])
         for axis in (self.figure.xaxis, self.figure.yaxis):     # the words and numbers of the rows: every one drawn
             axis.major_label_policy = all_labels()
         self.figure.add_tools(HoverTool(renderers=[boxes], tooltips=[("", "@value{0.0000}")]))
 
     def set_grid(self, rows, cols, x_labels, y_labels, *, font=CELL_SIZE, split_col=None, split_row=None):
-        """The grid's shape, its tick labels and the cells' type size; a line after `split_col` columns and
-        after `split_row` rows."""
+        """The grid's shape, its tick labels and the cells' type size; a line after `split_col` columns or
+        after `split_row` rows (a picture made with `split`)."""
         fig = self.figure
         self.text.text_font_size = font
         fig.x_range.update(start=0, end=cols)
@@ -64,8 +65,9 @@ class CellsPicture:
         fig.xaxis.major_label_overrides = {c + 0.5: str(label) for c, label in enumerate(x_labels)}
         fig.yaxis.ticker.ticks = [r + 0.5 for r in range(rows)]
         fig.yaxis.major_label_overrides = {r + 0.5: str(label) for r, label in enumerate(y_labels)}
-        for axis, at in (("height", split_col), ("width", split_row)):
-            self.splits[axis].update(location=at or 0, visible=at is not None)
+        if self.split is not None:
+            dimension, at = ("height", split_col) if split_row is None else ("width", split_row)
+            self.split.update(dimension=dimension, location=at or 0, visible=at is not None)
 
     def show_frames(self, values, limit, t, *, labels, shown=None, framed=None):
         """Every frame of a run: `values` [F, rows, cols] (NaN: an empty cell), coloured on [−limit, limit];

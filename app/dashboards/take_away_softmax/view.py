@@ -9,13 +9,14 @@ import panel as pn
 
 from lineare.app.components.controls import sidebar_label
 from lineare.app.components.player import FrameText, Player
+from lineare.app.components.plots import main_picture
 from lineare.app.components.text import Explanation, point_box
 from lineare.app.dashboards.base import DashboardView, title
 from lineare.app.dashboards.take_away_softmax.model import DIMS, SENTENCE, WORDS, SoftmaxStore, cost_curves
 from lineare.app.dashboards.take_away_softmax.pictures import CellsPicture, CostPicture
 from lineare.app.dashboards.take_away_softmax.texts import (CAPTION_CSS, COST_HELP, MEMORY_HELP, POINT, STRIP_CSS,
                                                             TABLE_HELP, TRADE_OFF, captions, counts_text, token_strip)
-from lineare.app.i18n import _, format_number
+from lineare.app.i18n import _, format_number, format_numbers
 
 VEIL = 0.22                 # opacity of the rows the recurrent form never needs
 
@@ -34,8 +35,8 @@ def percent_labels(weights):
 def number_labels(values):
     """Cells with one decimal in the page's number format ("" for an empty cell)."""
     rounded = np.round(values, 1) + 0.0                                             # −0.04 → 0.0, not −0.0
-    return np.array([["" if np.isnan(x) else format_number(float(x), 1).replace("-", "−") for x in row]
-                     for row in rounded])
+    written = np.array([text.replace("-", "−") for text in format_numbers(rounded.ravel(), 1)], dtype=object)
+    return np.where(np.isnan(rounded), "", written.reshape(rounded.shape))
 
 
 class SoftmaxView(DashboardView):
@@ -63,7 +64,7 @@ class SoftmaxView(DashboardView):
         self.caption = FrameText(stylesheets=[CAPTION_CSS], sizing_mode="stretch_width", margin=(0, 10, 4, 10))
         # three in a row on a projector's column (996 px), cells wide enough for a 16-px "100" and "−0.6"
         self.table = CellsPicture("", _("word looked at"), "", width=340, height=300)
-        self.memory = CellsPicture("", "", "", width=310, height=300)
+        self.memory = CellsPicture("", "", "", width=310, height=300, split=True)
         self.cost = CostPicture(_("Work for T words"), _("length T (words)"), _("multiply-adds"),
                                 width=320, height=300)
         self.table_help = Explanation(session, elementare=_(TABLE_HELP["elementare"]),
@@ -75,9 +76,8 @@ class SoftmaxView(DashboardView):
         self.trade_off = point_box(Explanation(session, elementare=_(TRADE_OFF["elementare"]),
                                                superiore=_(TRADE_OFF["superiore"])))
         self.trade_off.css_classes = ["trade-off"]
-        card = lambda picture, *below, width: pn.Column(
-            pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
-            width=width, margin=(0, 8, 8, 0))
+        card = lambda picture, *below, width: pn.Column(main_picture(picture.figure), *below, width=width,
+                                                        margin=(0, 8, 8, 0))
         self.cards = {"table": card(self.table, self.table_help, width=340),
                       "memory": card(self.memory, self.memory_help, width=310),
                       "cost": card(self.cost, self.counts, width=320)}

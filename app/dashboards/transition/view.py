@@ -7,7 +7,7 @@ import panel as pn
 
 from lineare.app.components.controls import mechanism_knobs, sidebar_label
 from lineare.app.components.later import Later, SectionPart
-from lineare.app.components.plots import MatrixPicture
+from lineare.app.components.plots import MatrixPicture, main_picture
 from lineare.app.components.style import LAMP_CSS
 from lineare.app.components.text import TEXT_CSS, Explanation, point_box
 from lineare.app.dashboards.base import DashboardView, heading, title
@@ -151,8 +151,7 @@ class TransitionView(DashboardView):
               r"largest. Framed: the latest value stored under the name; dot: the $\operatorname{argmax}$."))
         # the three pictures, each with its words under it (the lesson's cards 1-3 bring them under the card)
         self.picture_cards = [
-            pn.Column(pn.Column(pn.pane.Bokeh(picture.figure), css_classes=["main-picture"], margin=0), *below,
-                      width=width, **CARD)
+            pn.Column(main_picture(picture.figure), *below, width=width, **CARD)
             for picture, below, width in ((self.transition, [self.transition_help], 285),
                                           (self.state, [self.state_help], 285),
                                           (self.recall, [self.answers, self.recall_help], 375))]
