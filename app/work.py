@@ -21,6 +21,8 @@ one job queued or running (a store asks again when its job returns, with the set
 most `per_address`, the queue at most `max_waiting`; and jobs take turns address by address, then session by
 session (`FairQueue`). Twelve sessions cycling seeds on Where memory fails, in one FIFO queue, moved another
 visitor's seed change from 0.32 to 15.7 s; in turns, that visitor waits for the one job running.
+Every worker's jobs share one interpreter, so a long job calls `give_way()` between its steps: it pauses there
+while a job of an address that has used less of the workers lately runs (`Shares`).
 
 `Shared` keeps what is computed once per process and read by every session (read-only results of
 fixed inputs, e.g. the held-out accuracy of the shipped checkpoints).
@@ -31,6 +33,7 @@ import itertools
 import logging
 import sys
 import threading
+import time
 
 from lineare.app.shared import read_only
 
@@ -168,6 +171,93 @@ class FairQueue:
         return sum(len(sessions.value(key)) for key in sessions)
 
 
+class Shares:
+    """Each address's recent time of slow work in this process (every Worker's jobs, decaying by half every
+    HALF_LIFE_S), and `give_way()` for a long job between its steps: a job pauses there while a job of another
+    address that has used less runs, at most MAX_PAUSE_S at a time.
+
+    Worker threads of one process share one interpreter: a job that is Python through and through (many small
+    PyTorch runs) takes twice as long beside another, whatever the number of threads or cores. A crowd from one
+    address that keeps a job running all the time (12 sessions turning seeds) so made another visitor's seed change
+    3.6× slower than alone; pausing the crowd's job while the visitor's runs gives the visitor the interpreter,
+    and when nobody else waits nobody pauses (the least-used running address never does: no deadlock)."""
+
+    HALF_LIFE_S = 10.0
+    MAX_PAUSE_S = 5.0
+    POLL_S = 0.02                                     # a paused job looks again this often (shares change as jobs run)
+
+    def __init__(self):
+        self._lock = threading.Condition()
+        self._used = {}                               # address → (seconds used, when counted)
+        self._active = {}                             # thread id → (address, running since): jobs not paused
+
+    def _decayed(self, address, now):
+        seconds, then = self._used.get(address, (0.0, now))
+        return seconds * 0.5 ** ((now - then) / self.HALF_LIFE_S)
+
+    def _all_used(self, now):
+        """{address: seconds used lately, with its jobs running now} (the lock held)."""
+        used = {}
+        for address, since in self._active.values():
+            used[address] = used.get(address, self._decayed(address, now)) + now - since
+        return used
+
+    def used(self, address):
+        """Seconds of work `address` used lately, with its jobs running now."""
+        now = time.monotonic()
+        with self._lock:
+            return self._all_used(now).get(address, self._decayed(address, now))
+
+    def start(self, address):
+        """The calling thread runs a job of `address` (from now on until `stop()`)."""
+        with self._lock:
+            self._active[threading.get_ident()] = (address, time.monotonic())
+
+    def stop(self):
+        """The calling thread's job stops running (ends or pauses): its time is counted to its address."""
+        now = time.monotonic()
+        with self._lock:
+            address, since = self._active.pop(threading.get_ident(), (None, None))
+            if since is not None:
+                self._used[address] = (self._decayed(address, now) + now - since, now)
+                self._used = {a: (s, t) for a, (s, t) in self._used.items()
+                              if s * 0.5 ** ((now - t) / self.HALF_LIFE_S) > 1e-3}      # forgotten once spent
+            self._lock.notify_all()
+
+    def _behind(self, address):
+        """A job of another address that has used less than `address` runs (the lock held)."""
+        now = time.monotonic()
+        used = self._all_used(now)
+        mine = used.get(address, self._decayed(address, now))
+        return any(who != address and seconds < mine for who, seconds in used.items())
+
+    def give_way(self):
+        """Between two steps of a long job: pause while a job of an address that has used less runs (at most
+        MAX_PAUSE_S). Nothing outside a Worker's job."""
+        running = self._active.get(threading.get_ident())
+        if running is None:
+            return
+        address = running[0]
+        with self._lock:
+            if not self._behind(address):
+                return
+        self.stop()
+        deadline = time.monotonic() + self.MAX_PAUSE_S
+        with self._lock:
+            while time.monotonic() < deadline and self._behind(address):
+                self._lock.wait(self.POLL_S)
+        self.start(address)
+
+
+SHARES = Shares()
+
+
+def give_way():
+    """For a long job between two of its steps (e.g. each point of a curve): let a less busy address's job run
+    first (`Shares`). Does nothing outside a Worker's job: tests and scripts run straight through."""
+    SHARES.give_way()
+
+
 class Worker:
     """Background threads for one kind of slow work, with a bounded, fair queue.
 
@@ -242,9 +332,11 @@ class Worker:
                     job = self._queue.pop(skip=self._running)
                 visitor, doc, compute, on_done, on_error = job
                 self._running[visitor[0]] += 1
+            SHARES.start(visitor[0])
             try:
                 answer = self._finish(compute, on_done, on_error)
             finally:
+                SHARES.stop()
                 with self._lock:                      # before the answer: it may submit the session's next job
                     self._running[visitor[0]] -= 1
                     if not self._running[visitor[0]]:

@@ -261,3 +261,49 @@ def test_a_visitors_job_starts_beside_a_crowds_and_an_address_runs_one_at_a_time
             break
         threading.Event().wait(0.01)
     assert started == ["crowd-1", "visitor", "crowd-2"]
+
+
+def test_a_busy_addresss_long_job_pauses_while_a_less_busy_visitors_runs(monkeypatch):
+    """Jobs of one process share one interpreter: the crowd's running job gives way between its steps while another
+    address's job runs (the crowd has used more lately), and goes on alone when nobody else runs."""
+    current, steps = served(monkeypatch), []
+    worker = work.Worker("give-way", max_waiting=None, per_address=None, threads=2)
+    crowd_done, visitor_done, stop = threading.Event(), threading.Event(), threading.Event()
+
+    def job(who, count, done):
+        def run():
+            for _ in range(count):
+                if stop.is_set():
+                    break
+                work.give_way()
+                steps.append(who)
+                threading.Event().wait(0.005)
+            done.set()
+        return run
+
+    current[0] = Visitor("crowd-1", "10.0.0.1")
+    worker.submit(job("crowd", 1000, crowd_done), lambda _r: None)
+    for _attempt in range(500):                              # the crowd has worked a while alone
+        if steps.count("crowd") >= 20:
+            break
+        threading.Event().wait(0.01)
+    assert work.SHARES.used("10.0.0.1") > 0.05
+    current[0] = Visitor("visitor", "10.0.0.2")
+    worker.submit(job("visitor", 30, visitor_done), lambda _r: None)
+    assert visitor_done.wait(10)
+    during = steps[steps.index("visitor"):len(steps) - steps[::-1].index("visitor")]
+    assert during.count("crowd") <= 1, during               # at most the step it was in when the visitor came
+    crowd_before = steps.count("crowd")
+    threading.Event().wait(0.3)                              # alone again, it goes on without pausing
+    stop.set()
+    assert crowd_done.wait(5) and steps.count("crowd") > crowd_before + 10
+
+
+def test_shares_no_pause_outside_a_job_and_the_least_used_address_never_waits():
+    shares = work.Shares()
+    shares.give_way()                                        # not a worker's job: returns at once
+    shares._used = {"crowd": (30.0, work.time.monotonic()), "visitor": (0.5, work.time.monotonic())}
+    with shares._lock:
+        assert not shares._behind("visitor")
+        shares._active = {1: ("visitor", work.time.monotonic()), 2: ("crowd", work.time.monotonic())}
+        assert shares._behind("crowd") and not shares._behind("visitor")

@@ -17,7 +17,7 @@ from lineare.app.checkpoints import load_model, one_thread, step_through
 from lineare.app.shared import shared_cache
 from lineare.app.dashboards.memory_fails.forensics import take_apart
 from lineare.app.i18n import N_
-from lineare.app.work import Latest, Shared, Worker, current_document, on_next_tick
+from lineare.app.work import Latest, Shared, Worker, current_document, give_way, on_next_tick
 from lineare.engine import tasks
 from lineare.engine.capacity import bound, measure, rounding_tie, wins, write_and_read
 from lineare.engine.ops import VARIANTS
@@ -117,6 +117,7 @@ def curve(rule, d_k, keys, rewrites, seed):
     for N in curve_pairs(d_k, keys, rewrites):
         sums = np.zeros(3)
         for trial in range(TRIALS):
+            give_way()                                  # a less busy visitor's job first (app/work.py)
             run = recall(rule, d_k, keys, N, rewrites, seed + trial)
             error, best, _plain_accuracy = measure(*(torch.tensor(x) for x in (run.weights, run.targets,
                                                                                     run.queries)))
@@ -159,7 +160,11 @@ def map_row(rule, d_k, keys, rewrites, seed, alpha, beta):
     """One row of the map: (pairs, accuracy) at d_k, with the rule's gates from the sliders."""
     alpha, beta = map_gates(rule, alpha, beta)
     pairs = np.array(map_pairs(d_k, keys, rewrites))
-    return pairs, np.array([dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta) for N in pairs])
+    accuracy = []
+    for N in pairs:
+        give_way()                                      # a less busy visitor's job first (app/work.py)
+        accuracy.append(dense_accuracy(rule, d_k, keys, int(N), rewrites, seed, alpha, beta))
+    return pairs, np.array(accuracy)
 
 
 @shared_cache(maxsize=16)
