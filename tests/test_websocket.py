@@ -634,14 +634,17 @@ def test_one_address_cannot_take_every_place_and_another_address_is_built_next(m
 
     monkeypatch.setattr(building, "MAX_WAITING_PER_ADDRESS", 3)
     built_for = []
-    with slow_page_server(monkeypatch, 0.4, max_waiting=6, make=lambda: built_for.append(
-            pn.state.curdoc.session_context.request.remote_ip) or pn.pane.Markdown("one line")) as (url, _s, _c):
+    # each build takes 1 s: the visitor must come while the crowd's first one runs, on a loaded machine too
+    with slow_page_server(monkeypatch, 1.0, max_waiting=6, make=lambda: built_for.append(
+            pn.state.curdoc.session_context.request.remote_ip) or pn.pane.Markdown("one line")) as (url, _s, begun):
         tokens = [page_token(f"{url}/page") for _ in range(6)]
         built_for.clear()                                             # the kept page of the GETs
+        before = len(begun)
 
         async def scenario():
             crowd = await asyncio.gather(*(open_socket(url, token, "127.0.0.2") for token in tokens[:5]))
-            await asyncio.sleep(0.2)                                  # the crowd's first build has begun
+            while len(begun) == before:                               # the crowd's first build has begun
+                await asyncio.sleep(0.02)
             visitor = await open_socket(url, tokens[5], "127.0.0.1")
             answers = await asyncio.gather(*(asyncio.wait_for(s.read_message(), 60) for s in crowd + [visitor]))
             codes = [("ACK" if '"ACK"' in (message or "") else socket.close_code)
