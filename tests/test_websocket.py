@@ -23,8 +23,18 @@ from tornado.httpclient import HTTPRequest
 from tornado.iostream import StreamClosedError
 from tornado.websocket import WebSocketClosedError, websocket_connect
 
-from lineare.app.server import limits, security
+from lineare.app.server import limits, patches, security
 from lineare.app.devtools import running_server
+
+SECURITY_PATCHES = [patch.name for patch in patches.PATCHES if patch.concern == "security"]
+
+
+@pytest.fixture
+def security_patches():
+    """app/server/security.py's patches for one test, and the libraries as they were afterwards (installed by hand,
+    they stayed for every later test file: test_building's put-everything-back test failed after this one)."""
+    with patches.installed(SECURITY_PATCHES) as names:
+        yield names
 
 # LINEARE_OPENING_AGE_S=0: every two-bills page measures its own times, so that a later visitor's
 # measured times are never mistaken for a change (two fresh sessions already differ there)
@@ -401,7 +411,7 @@ def test_cached_arrays_shared_by_every_session_are_read_only():
 # ---------------------------------------------------------------------------------------------- 2: kept sessions
 
 
-def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
+def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch, security_patches):
     """--reuse-sessions on a server nobody primed: Panel handed the first visitor of a page the kept
     session's own token, so that visitor's messages changed the session every later GET renders. In
     process, with a one-line page: the session ids of the visitors' tokens are never a kept session's."""
@@ -411,7 +421,6 @@ def test_a_kept_session_is_never_handed_to_a_visitor(monkeypatch):
 
     from lineare.app.devtools import free_port
 
-    security.install()
     monkeypatch.setattr(pn.config, "reuse_sessions", True)
     monkeypatch.setattr(state, "_sessions", {})
     monkeypatch.setattr(state, "_session_key_funcs", {})
@@ -466,33 +475,32 @@ def slow_page_server(monkeypatch, build_s, max_waiting=None, make=None):
     monkeypatch.setattr(state, "_sessions", {})
     monkeypatch.setattr(state, "_session_key_funcs", {})
     interval = sys.getswitchinterval()
-    security.install()
-    building.install()
-    calls = []
+    with patches.installed([*SECURITY_PATCHES, "build-on-thread"]):        # and the libraries as they were after
+        calls = []
 
-    def page():
-        calls.append(1)
-        time.sleep(build_s)                          # what a page costs the builder
-        return make() if make else pn.pane.Markdown("one line")
+        def page():
+            calls.append(1)
+            time.sleep(build_s)                          # what a page costs the builder
+            return make() if make else pn.pane.Markdown("one line")
 
-    port = free_port()
-    server = pn.serve({"page": page}, port=port, address="127.0.0.1", threaded=True, show=False,
-                      websocket_origin=[f"127.0.0.1:{port}"], check_unused_sessions_milliseconds=200)
-    try:
-        url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 30
-        while True:
-            try:
-                page_token(f"{url}/page")            # the kept session, built once
-                break
-            except (OSError, AttributeError):
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        bokeh_server = next(entry[0] for entry in state._servers.values() if entry[0].port == port)
-        yield url, bokeh_server._tornado._applications["/page"]._sessions, calls
-    finally:
-        server.stop()
-        sys.setswitchinterval(interval)
+        port = free_port()
+        server = pn.serve({"page": page}, port=port, address="127.0.0.1", threaded=True, show=False,
+                          websocket_origin=[f"127.0.0.1:{port}"], check_unused_sessions_milliseconds=200)
+        try:
+            url, deadline = f"http://127.0.0.1:{port}", time.monotonic() + 30
+            while True:
+                try:
+                    page_token(f"{url}/page")            # the kept session, built once
+                    break
+                except (OSError, AttributeError):
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+            bokeh_server = next(entry[0] for entry in state._servers.values() if entry[0].port == port)
+            yield url, bokeh_server._tornado._applications["/page"]._sessions, calls
+        finally:
+            server.stop()
+            sys.setswitchinterval(interval)
 
 
 async def open_socket(url, token, address=None):
