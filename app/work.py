@@ -220,8 +220,8 @@ class Shares:
             address, since = self._active.pop(threading.get_ident(), (None, None))
             if since is not None:
                 self._used[address] = (self._decayed(address, now) + now - since, now)
-                self._used = {a: (s, t) for a, (s, t) in self._used.items()
-                              if s * 0.5 ** ((now - t) / self.HALF_LIFE_S) > 1e-3}      # forgotten once spent
+                self._used = {a: spent for a, spent in self._used.items()
+                              if self._decayed(a, now) > 1e-3}                       # forgotten once spent
             self._lock.notify_all()
 
     def _behind(self, address):
